@@ -1,0 +1,136 @@
+package localkube
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// secrets are the credentials one control plane runs with, written as files
+// under its state directory.
+type secrets struct {
+	caPEM      []byte
+	caFile     string
+	certFile   string
+	keyFile    string
+	saKeyFile  string
+	tokenFile  string
+	adminToken string
+}
+
+// writeSecrets generates a CA, a serving certificate for 127.0.0.1 and
+// localhost, a service-account signing key and an admin bearer token in
+// system:masters.
+func writeSecrets(dir string) (secrets, error) {
+	s := secrets{
+		caFile:    filepath.Join(dir, "ca.crt"),
+		certFile:  filepath.Join(dir, "apiserver.crt"),
+		keyFile:   filepath.Join(dir, "apiserver.key"),
+		saKeyFile: filepath.Join(dir, "sa.key"),
+		tokenFile: filepath.Join(dir, "tokens.csv"),
+	}
+	caKey, caCert, caDER, err := newCA()
+	if err != nil {
+		return s, err
+	}
+	s.caPEM = pemBlock("CERTIFICATE", caDER)
+	certDER, keyDER, err := newServing(caKey, caCert)
+	if err != nil {
+		return s, err
+	}
+	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return s, fmt.Errorf("service-account key: %w", err)
+	}
+	s.adminToken, err = randomHex(24)
+	if err != nil {
+		return s, err
+	}
+	files := map[string][]byte{
+		s.caFile:    s.caPEM,
+		s.certFile:  pemBlock("CERTIFICATE", certDER),
+		s.keyFile:   pemBlock("EC PRIVATE KEY", keyDER),
+		s.saKeyFile: pemBlock("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(saKey)),
+		s.tokenFile: []byte(s.adminToken + ",admin,admin-uid,system:masters\n"),
+	}
+	for path, b := range files {
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			return s, fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	return s, nil
+}
+
+func newCA() (*ecdsa.PrivateKey, *x509.Certificate, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("ca key: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "localkube-ca"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(10 * 365 * 24 * time.Hour),
+		IsCA:                  true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("ca certificate: %w", err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("ca certificate: %w", err)
+	}
+	return key, cert, der, nil
+}
+
+func newServing(caKey *ecdsa.PrivateKey, ca *x509.Certificate) (certDER, keyDER []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("serving key: %w", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(10 * 365 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default.svc"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
+	}
+	certDER, err = x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("serving certificate: %w", err)
+	}
+	keyDER, err = x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("serving key: %w", err)
+	}
+	return certDER, keyDER, nil
+}
+
+func pemBlock(kind string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der})
+}
+
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("random: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}

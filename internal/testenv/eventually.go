@@ -1,0 +1,29 @@
+package testenv
+
+import (
+	"testing"
+	"time"
+)
+
+// PollInterval is how often Eventually re-checks its condition.
+const PollInterval = 20 * time.Millisecond
+
+// Eventually calls check until it returns nil or within has passed. On the
+// deadline it fails the test with check's last error, so the failure says
+// what was still wrong rather than just "timed out".
+func Eventually(tb testing.TB, within time.Duration, check func() error) {
+	tb.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(PollInterval)
+	defer tick.Stop()
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("condition not met within %s: %v", within, err)
+		}
+		<-tick.C
+	}
+}
