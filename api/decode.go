@@ -1,0 +1,135 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// MaxSize is the largest input, in bytes, that Decode, DecodeReader and
+// DecodeAll accept (256 KiB). For DecodeAll it bounds the whole stream.
+const MaxSize = 256 << 10
+
+// ErrInvalid matches, with errors.Is, every error that says a component is
+// malformed or invalid (a DecodeError or an InvalidError): retrying with the
+// same input cannot succeed.
+var ErrInvalid = errors.New("invalid component")
+
+// ErrTooLarge is wrapped by the DecodeError returned for input larger than
+// MaxSize.
+var ErrTooLarge = fmt.Errorf("input is larger than %d KiB", MaxSize>>10)
+
+// DecodeError lists why a document could not be decoded: a YAML or JSON
+// syntax error, a value of the wrong type, unknown or duplicate fields (each
+// named with its path, such as "spec.jobs.subject"), or ErrTooLarge. It
+// matches ErrInvalid and each of Errs with errors.Is.
+type DecodeError struct {
+	Errs []error
+}
+
+// Error returns all problems: on one line when there is one, otherwise one
+// line per problem.
+func (e *DecodeError) Error() string {
+	if len(e.Errs) == 1 {
+		return "decode component: " + e.Errs[0].Error()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "decode component (%d problems):", len(e.Errs))
+	for _, err := range e.Errs {
+		b.WriteString("\n* ")
+		b.WriteString(err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the individual problems.
+func (e *DecodeError) Unwrap() []error { return e.Errs }
+
+// Is reports whether target is ErrInvalid.
+func (e *DecodeError) Is(target error) bool { return target == ErrInvalid }
+
+// Decode strictly decodes one component from YAML or JSON (JSON is YAML).
+// Unknown and duplicate fields are errors, field names are case-sensitive,
+// and input larger than MaxSize is refused. Decode neither defaults nor
+// validates: call Default, then Validate. On failure it returns a
+// *DecodeError.
+func Decode(data []byte) (Component, error) {
+	if len(data) > MaxSize {
+		return Component{}, &DecodeError{Errs: []error{ErrTooLarge}}
+	}
+	return decodeDocument(data)
+}
+
+// DecodeReader reads one component from r and decodes it as Decode does. It
+// reads at most MaxSize+1 bytes, so an oversized input fails fast. A read
+// error is returned wrapped; a decoding problem as a *DecodeError.
+func DecodeReader(r io.Reader) (Component, error) {
+	data, err := readCapped(r)
+	if err != nil {
+		return Component{}, err
+	}
+	return decodeDocument(data)
+}
+
+// readCapped reads all of r, refusing more than MaxSize bytes.
+func readCapped(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read component: %w", err)
+	}
+	if len(data) > MaxSize {
+		return nil, &DecodeError{Errs: []error{ErrTooLarge}}
+	}
+	return data, nil
+}
+
+// decodeDocument converts one YAML document to JSON and decodes it strictly.
+func decodeDocument(data []byte) (Component, error) {
+	j, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return Component{}, &DecodeError{Errs: []error{err}}
+	}
+	if bytes.Equal(j, []byte("null")) {
+		return Component{}, &DecodeError{Errs: []error{errors.New("document is empty")}}
+	}
+	var c Component
+	strict, err := sigsjson.UnmarshalStrict(j, &c)
+	if err != nil {
+		return Component{}, &DecodeError{Errs: egressProblems(err)}
+	}
+	if len(strict) > 0 {
+		return Component{}, &DecodeError{Errs: strict}
+	}
+	return c, nil
+}
+
+// egressProblems returns the problems behind err, with type errors in the
+// user's terms. An Egress decodes itself and cannot know where it sits, so
+// its problems get the spec.egress prefix here: unknown fields keep their
+// strict-error form with the full path.
+func egressProblems(err error) []error {
+	var ee *egressDecodeError
+	if !errors.As(err, &ee) {
+		return []error{typeProblem(err, "")}
+	}
+	const prefix = "spec.egress"
+	out := make([]error, 0, len(ee.errs))
+	for _, e := range ee.errs {
+		if fe, ok := e.(sigsjson.FieldError); ok {
+			fe.SetFieldPath(prefix + "." + fe.FieldPath())
+			out = append(out, fe)
+			continue
+		}
+		if te := typeProblem(e, prefix+"."); te != e {
+			out = append(out, te)
+			continue
+		}
+		out = append(out, fmt.Errorf("%s: %w", prefix, e))
+	}
+	return out
+}

@@ -1,0 +1,52 @@
+package api
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestDeepCopySharesNothing(t *testing.T) {
+	orig := validComponent()
+	orig.Spec.Command = []string{"/worker"}
+	orig.Spec.Args = []string{"--x"}
+	orig.Spec.Scaling, orig.Spec.Replicas = nil, ptr(int32(2))
+	orig.Spec.Egress.Allow[0].PodLabels = map[string]string{"a": "b"}
+	orig.Spec.Placement.ClusterSelector.MatchExpressions = []metav1.LabelSelectorRequirement{
+		{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"gold"}}}
+	snapshot := orig.DeepCopy()
+
+	cp := orig.DeepCopy()
+	cp.Metadata.Labels["team"] = "x"
+	cp.Metadata.Annotations["example.com/owner"] = "x"
+	cp.Spec.Command[0], cp.Spec.Args[0] = "x", "x"
+	cp.Spec.Env[0].Name = "X"
+	cp.Spec.Resources.Requests["cpu"] = "9"
+	cp.Spec.Resources.Limits["memory"] = "9Gi"
+	cp.Spec.Jobs.Subjects[0] = "x"
+	cp.Spec.Jobs.Consumer.Backoff[0] = "9s"
+	*cp.Spec.Replicas = 9
+	r := &cp.Spec.Egress.Allow[0]
+	r.Except[0], r.PodLabels["a"], r.Ports[0].Port = "x", "x", 9
+	cp.Spec.Placement.Clusters[0] = "x"
+	cp.Spec.Placement.ClusterSelector.MatchLabels["env"] = "x"
+	cp.Spec.Placement.ClusterSelector.MatchExpressions[0].Values[0] = "x"
+
+	if diff := cmp.Diff(snapshot, orig); diff != "" {
+		t.Errorf("changing the copy changed the original (-before +after):\n%s", diff)
+	}
+}
+
+func TestDeepCopyOfScalingAndNils(t *testing.T) {
+	orig := validComponent()
+	cp := orig.DeepCopy()
+	cp.Spec.Scaling.MaxReplicas = 99
+	if orig.Spec.Scaling.MaxReplicas == 99 {
+		t.Error("the copy shares Scaling")
+	}
+	var empty Component
+	if diff := cmp.Diff(empty, empty.DeepCopy()); diff != "" {
+		t.Errorf("copy of the zero component differs:\n%s", diff)
+	}
+}

@@ -1,0 +1,5 @@
+package api
+
+import "errors"
+
+func errorsIsInvalid(err error) bool { return errors.Is(err, ErrInvalid) }

@@ -1,0 +1,152 @@
+package api
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// APIVersion and Kind identify a Component document.
+const (
+	APIVersion = "tinyctl.io/v1alpha1"
+	Kind       = "Component"
+)
+
+// Component is a queue worker: a container image that consumes jobs from
+// NATS JetStream subjects. It is the value stored in the spec bucket under
+// Key(namespace, name).
+type Component struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	Spec       Spec     `json:"spec"`
+}
+
+// Metadata names a component and carries the user's labels, which are copied
+// onto every derived Kubernetes object.
+type Metadata struct {
+	Name        string            `json:"name"`
+	Namespace   string            `json:"namespace,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// Spec is what the component's worker needs.
+type Spec struct {
+	// Image is a container image reference with a tag or a digest.
+	Image   string   `json:"image"`
+	Command []string `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	Env     []EnvVar `json:"env,omitempty"`
+	// Resources are Kubernetes quantities keyed by resource name (cpu,
+	// memory, ephemeral-storage).
+	Resources *Resources `json:"resources,omitempty"`
+	Jobs      Jobs       `json:"jobs"`
+	// Scaling makes KEDA scale the worker on its consumer's pending depth.
+	// Exclusive with Replicas.
+	Scaling *Scaling `json:"scaling,omitempty"`
+	// Replicas fixes the worker count when Scaling is absent (default 1).
+	Replicas  *int32     `json:"replicas,omitempty"`
+	Egress    Egress     `json:"egress,omitzero"`
+	Placement *Placement `json:"placement,omitempty"`
+	Deletion  Deletion   `json:"deletion,omitzero"`
+}
+
+// EnvVar is one environment variable of the worker container.
+type EnvVar struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Resources are container requests and limits as Kubernetes quantity strings.
+type Resources struct {
+	Requests map[string]string `json:"requests,omitempty"`
+	Limits   map[string]string `json:"limits,omitempty"`
+}
+
+// Duration is a Go duration string such as "30s" or "24h". It is kept as
+// text so that Validate can report a bad value with its field path.
+type Duration string
+
+// Jobs names the subjects the worker consumes and tunes the JetStream stream
+// and durable consumer that carry them.
+type Jobs struct {
+	Subjects []string     `json:"subjects"`
+	Stream   StreamSpec   `json:"stream,omitzero"`
+	Consumer ConsumerSpec `json:"consumer,omitzero"`
+}
+
+// StreamSpec tunes the component's work-queue stream.
+type StreamSpec struct {
+	Replicas        int      `json:"replicas,omitempty"`
+	Storage         string   `json:"storage,omitempty"` // file | memory
+	MaxAge          Duration `json:"maxAge,omitempty"`
+	DuplicateWindow Duration `json:"duplicateWindow,omitempty"`
+	MaxMsgs         int64    `json:"maxMsgs,omitempty"`
+	MaxBytes        int64    `json:"maxBytes,omitempty"`
+}
+
+// ConsumerSpec tunes the component's durable pull consumer.
+type ConsumerSpec struct {
+	AckWait       Duration   `json:"ackWait,omitempty"`
+	MaxDeliver    int        `json:"maxDeliver,omitempty"`
+	MaxAckPending int        `json:"maxAckPending,omitempty"`
+	Backoff       []Duration `json:"backoff,omitempty"`
+}
+
+// Scaling configures the KEDA ScaledObject.
+type Scaling struct {
+	MinReplicas            int32 `json:"minReplicas"`
+	MaxReplicas            int32 `json:"maxReplicas"`
+	LagThreshold           int64 `json:"lagThreshold,omitempty"`
+	ActivationLagThreshold int64 `json:"activationLagThreshold,omitempty"`
+	PollingInterval        int32 `json:"pollingInterval,omitempty"` // seconds
+	CooldownPeriod         int32 `json:"cooldownPeriod,omitempty"`  // seconds
+}
+
+// Egress postures.
+const (
+	EgressNone     = "none"     // NATS pods and cluster DNS only
+	EgressCluster  = "cluster"  // anything inside the cluster, plus NATS and DNS
+	EgressInternet = "internet" // anything
+	EgressAllow    = "allow"    // NATS, DNS and an explicit allow list
+)
+
+// Egress is the worker's outbound network posture. In YAML it is either one
+// of the words none, cluster, internet, or an object {allow: [...]}.
+type Egress struct {
+	Mode  string       `json:"-"`
+	Allow []EgressRule `json:"-"`
+}
+
+// EgressRule allows traffic to one peer: an IP block (CIDR) or the pods of a
+// namespace, optionally limited to ports.
+type EgressRule struct {
+	CIDR      string            `json:"cidr,omitempty"`
+	Except    []string          `json:"except,omitempty"`
+	Namespace string            `json:"namespace,omitempty"`
+	PodLabels map[string]string `json:"podLabels,omitempty"`
+	Ports     []Port            `json:"ports,omitempty"`
+}
+
+// Port is a destination port and protocol (TCP by default).
+type Port struct {
+	Port     int32  `json:"port"`
+	Protocol string `json:"protocol,omitempty"` // TCP | UDP | SCTP
+}
+
+// Placement selects the clusters that run the component. Empty means all.
+type Placement struct {
+	Clusters        []string              `json:"clusters,omitempty"`
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+}
+
+// Stream deletion policies.
+const (
+	Retain = "Retain"
+	Delete = "Delete"
+)
+
+// Deletion says what happens to durable state when the component is deleted.
+type Deletion struct {
+	Stream string `json:"stream,omitempty"` // Retain (default) | Delete
+}
+
+// Key returns the spec-bucket key of a component: "<namespace>.<name>".
+func Key(namespace, name string) string { return namespace + "." + name }

@@ -1,0 +1,101 @@
+package render_test
+
+import (
+	"testing"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// renderCase is one component as a user would publish it, with the cluster
+// it is rendered for. Every tier of tests (golden files, nats-server, the
+// API server) runs every case.
+type renderCase struct {
+	name      string
+	component api.Component
+	cluster   render.Cluster
+}
+
+// testRevision is the spec-bucket revision every case is rendered at.
+const testRevision = 7
+
+func testCluster() render.Cluster {
+	return render.Cluster{Name: "test"}
+}
+
+func withCredentials() render.Cluster {
+	cl := testCluster()
+	cl.NATS.CredentialsSecret = "nats-client"
+	return cl
+}
+
+func component(name string, spec api.Spec) api.Component {
+	if spec.Image == "" {
+		spec.Image = "registry.example.com/acme/" + name + ":1.0.0"
+	}
+	if spec.Jobs.Subjects == nil {
+		spec.Jobs.Subjects = []string{"jobs." + name + ".>"}
+	}
+	return api.Component{
+		APIVersion: api.APIVersion,
+		Kind:       api.Kind,
+		Metadata:   api.Metadata{Name: name, Namespace: "workers"},
+		Spec:       spec,
+	}
+}
+
+func renderCases() []renderCase {
+	scaled := component("extractor", api.Spec{
+		Args: []string{"--mode=pdf"},
+		Env:  []api.EnvVar{{Name: "LOG_LEVEL", Value: "info"}},
+		Resources: &api.Resources{
+			Requests: map[string]string{"cpu": "100m", "memory": "128Mi"},
+			Limits:   map[string]string{"memory": "256Mi"},
+		},
+		Jobs: api.Jobs{
+			Subjects: []string{"jobs.extract.>"},
+			Consumer: api.ConsumerSpec{Backoff: []api.Duration{"1s", "10s", "1m"}},
+		},
+		Scaling: &api.Scaling{MinReplicas: 0, MaxReplicas: 20},
+	})
+	scaled.Metadata.Labels = map[string]string{"team": "docs"}
+
+	fixed := component("thumbnailer", api.Spec{
+		Command:  []string{"/thumbnailer"},
+		Replicas: ptr[int32](3),
+		Jobs: api.Jobs{
+			Subjects: []string{"jobs.thumbs.small", "jobs.thumbs.large"},
+			Stream:   api.StreamSpec{Storage: "memory", MaxAge: "1h", DuplicateWindow: "30s", MaxMsgs: 10000, MaxBytes: 1 << 26},
+			Consumer: api.ConsumerSpec{AckWait: "2m", MaxDeliver: 3, MaxAckPending: 50},
+		},
+	})
+
+	allow := component("crawler", api.Spec{Egress: api.Egress{Mode: api.EgressAllow, Allow: []api.EgressRule{
+		{CIDR: "203.0.113.0/24", Except: []string{"203.0.113.128/25"}, Ports: []api.Port{{Port: 443}}},
+		{Namespace: "storage", PodLabels: map[string]string{"app": "minio"}, Ports: []api.Port{{Port: 9000, Protocol: "TCP"}}},
+		{Namespace: "monitoring"},
+		{PodLabels: map[string]string{"app": "cache"}, Ports: []api.Port{{Port: 6379}, {Port: 6380, Protocol: "UDP"}}},
+	}}})
+
+	return []renderCase{
+		{"minimal", component("minimal", api.Spec{}), testCluster()},
+		{"scaled-to-zero", scaled, withCredentials()},
+		{"fixed-replicas", fixed, testCluster()},
+		{"egress-none", component("quiet", api.Spec{Egress: api.Egress{Mode: api.EgressNone}}), withCredentials()},
+		{"egress-cluster", component("fetcher", api.Spec{Egress: api.Egress{Mode: api.EgressCluster}}), testCluster()},
+		{"egress-internet", component("notifier", api.Spec{Egress: api.Egress{Mode: api.EgressInternet}}), testCluster()},
+		{"egress-allow", allow, testCluster()},
+	}
+}
+
+// mustRender defaults and renders tc, failing the test on error.
+func mustRender(tb testing.TB, tc renderCase) render.Objects {
+	tb.Helper()
+	objs, err := render.Render(api.Default(tc.component), testRevision, tc.cluster)
+	if err != nil {
+		tb.Fatalf("Render(%s): %v", tc.name, err)
+	}
+	return objs
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,188 @@
+package render
+
+import (
+	"fmt"
+	"path"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tinyctl/tinyctl/api"
+)
+
+// Names inside the worker pod.
+const (
+	// ContainerName is the worker container's name.
+	ContainerName = "worker"
+	tmpVolume     = "tmp"
+	credsVolume   = "nats-creds"
+	// credsMode lets the owner and the fsGroup read the credentials file.
+	credsMode int32 = 0o440
+)
+
+func deployment(c api.Component, cl Cluster, m meta) (*appsv1.Deployment, error) {
+	ctr, err := container(c, cl)
+	if err != nil {
+		return nil, err
+	}
+	md := c.Metadata
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: m.objectMeta(reloadAnnotation(cl)),
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(md.Namespace, md.Name)},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: objectLabels(md.Namespace, md.Name, md.Labels)},
+				Spec:       podSpec(ctr, cl),
+			},
+		},
+	}
+	if c.Spec.Scaling == nil {
+		d.Spec.Replicas = ptr(replicas(c.Spec.Replicas))
+	}
+	return d, stamp(d, d, m.revision)
+}
+
+// replicas is the fixed worker count: the spec's, or api.DefaultReplicas
+// when an undefaulted component left it unset.
+func replicas(r *int32) int32 {
+	if r == nil {
+		return api.DefaultReplicas
+	}
+	return *r
+}
+
+func reloadAnnotation(cl Cluster) map[string]string {
+	if cl.NATS.CredentialsSecret == "" {
+		return nil
+	}
+	return map[string]string{AnnotationReloadSecret: cl.NATS.CredentialsSecret}
+}
+
+// podSpec is the restricted-Pod-Security pod around the worker container.
+func podSpec(ctr corev1.Container, cl Cluster) corev1.PodSpec {
+	uid := cl.RunAsUser
+	ps := corev1.PodSpec{
+		AutomountServiceAccountToken: ptr(false),
+		EnableServiceLinks:           ptr(false),
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr(true),
+			RunAsUser:      ptr(uid),
+			RunAsGroup:     ptr(uid),
+			FSGroup:        ptr(uid),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		Containers: []corev1.Container{ctr},
+		Volumes: []corev1.Volume{{
+			Name:         tmpVolume,
+			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
+		}},
+	}
+	if s := cl.NATS.CredentialsSecret; s != "" {
+		ps.Volumes = append(ps.Volumes, corev1.Volume{
+			Name: credsVolume,
+			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName: s, DefaultMode: ptr(credsMode),
+			}},
+		})
+	}
+	return ps
+}
+
+func container(c api.Component, cl Cluster) (corev1.Container, error) {
+	env, err := containerEnv(c, cl)
+	if err != nil {
+		return corev1.Container{}, err
+	}
+	res, err := resources(c.Spec.Resources)
+	if err != nil {
+		return corev1.Container{}, err
+	}
+	ctr := corev1.Container{
+		Name:      ContainerName,
+		Image:     c.Spec.Image,
+		Command:   c.Spec.Command,
+		Args:      c.Spec.Args,
+		Env:       env,
+		Resources: res,
+		SecurityContext: &corev1.SecurityContext{
+			RunAsNonRoot:             ptr(true),
+			AllowPrivilegeEscalation: ptr(false),
+			ReadOnlyRootFilesystem:   ptr(true),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+		VolumeMounts: []corev1.VolumeMount{{Name: tmpVolume, MountPath: "/tmp"}},
+	}
+	if cl.NATS.CredentialsSecret != "" {
+		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{
+			Name: credsVolume, MountPath: CredentialsDir, ReadOnly: true,
+		})
+	}
+	return ctr, nil
+}
+
+// containerEnv is tinyctl's variables followed by the user's. A user
+// variable may not reuse a name: server-side apply refuses duplicate keys.
+func containerEnv(c api.Component, cl Cluster) ([]corev1.EnvVar, error) {
+	md := c.Metadata
+	env := []corev1.EnvVar{
+		{Name: api.EnvNATSURL, Value: cl.NATS.URL},
+		{Name: api.EnvStream, Value: StreamName(md.Namespace, md.Name)},
+		{Name: api.EnvConsumer, Value: ConsumerName(md.Namespace, md.Name)},
+	}
+	if cl.NATS.CredentialsSecret != "" {
+		env = append(env, corev1.EnvVar{Name: api.EnvNATSCreds, Value: path.Join(CredentialsDir, cl.NATS.CredentialsKey)})
+	}
+	seen := make(map[string]bool, len(env)+len(c.Spec.Env))
+	for _, e := range env {
+		seen[e.Name] = true
+	}
+	for i, e := range c.Spec.Env {
+		if seen[e.Name] {
+			return nil, fmt.Errorf("spec.env[%d]: name %q is set twice or reserved by tinyctl", i, e.Name)
+		}
+		seen[e.Name] = true
+		env = append(env, corev1.EnvVar{Name: e.Name, Value: e.Value})
+	}
+	return env, nil
+}
+
+func resources(r *api.Resources) (corev1.ResourceRequirements, error) {
+	if r == nil {
+		return corev1.ResourceRequirements{}, nil
+	}
+	req, err := resourceList("spec.resources.requests", r.Requests)
+	if err != nil {
+		return corev1.ResourceRequirements{}, err
+	}
+	lim, err := resourceList("spec.resources.limits", r.Limits)
+	if err != nil {
+		return corev1.ResourceRequirements{}, err
+	}
+	return corev1.ResourceRequirements{Requests: req, Limits: lim}, nil
+}
+
+func resourceList(field string, in map[string]string) (corev1.ResourceList, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	names := make([]string, 0, len(in))
+	for k := range in {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := make(corev1.ResourceList, len(in))
+	for _, k := range names {
+		q, err := resource.ParseQuantity(in[k])
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", field, k, err)
+		}
+		out[corev1.ResourceName(k)] = q
+	}
+	return out, nil
+}
+
+func ptr[T any](v T) *T { return &v }

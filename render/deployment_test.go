@@ -1,0 +1,196 @@
+package render_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// TestDeploymentIsHardened pins every field the restricted Pod Security
+// Standard and the design ask of a worker pod, for every case.
+func TestDeploymentIsHardened(t *testing.T) {
+	for _, tc := range renderCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := mustRender(t, tc).Deployment.Spec.Template.Spec
+			wantPod := &corev1.PodSecurityContext{
+				RunAsNonRoot:   ptr(true),
+				RunAsUser:      ptr[int64](65532),
+				RunAsGroup:     ptr[int64](65532),
+				FSGroup:        ptr[int64](65532),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			}
+			if diff := cmp.Diff(wantPod, pod.SecurityContext); diff != "" {
+				t.Errorf("pod securityContext (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(ptr(false), pod.AutomountServiceAccountToken); diff != "" {
+				t.Errorf("automountServiceAccountToken (-want +got):\n%s", diff)
+			}
+			if len(pod.Containers) != 1 {
+				t.Fatalf("containers = %d, want 1", len(pod.Containers))
+			}
+			wantCtr := &corev1.SecurityContext{
+				RunAsNonRoot:             ptr(true),
+				AllowPrivilegeEscalation: ptr(false),
+				ReadOnlyRootFilesystem:   ptr(true),
+				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			}
+			if diff := cmp.Diff(wantCtr, pod.Containers[0].SecurityContext); diff != "" {
+				t.Errorf("container securityContext (-want +got):\n%s", diff)
+			}
+			assertTmpIsWritable(t, pod)
+		})
+	}
+}
+
+// assertTmpIsWritable checks that /tmp is an emptyDir, the one writable
+// place under a read-only root filesystem.
+func assertTmpIsWritable(t *testing.T, pod corev1.PodSpec) {
+	t.Helper()
+	var mount *corev1.VolumeMount
+	for i, m := range pod.Containers[0].VolumeMounts {
+		if m.MountPath == "/tmp" {
+			mount = &pod.Containers[0].VolumeMounts[i]
+		}
+	}
+	if mount == nil || mount.ReadOnly {
+		t.Fatalf("/tmp mount = %+v, want a writable mount", mount)
+	}
+	for _, v := range pod.Volumes {
+		if v.Name == mount.Name && v.EmptyDir != nil {
+			return
+		}
+	}
+	t.Errorf("/tmp volume %q is not an emptyDir: %+v", mount.Name, pod.Volumes)
+}
+
+// TestCredentialsAreMountedReadOnly checks what a worker sees when the
+// cluster has a NATS credentials Secret, and that nothing is mounted or
+// annotated when it has none.
+func TestCredentialsAreMountedReadOnly(t *testing.T) {
+	c := api.Default(component("extractor", api.Spec{}))
+	cl := withCredentials()
+	objs, err := render.Render(c, 1, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := objs.Deployment
+	if got := d.Annotations[render.AnnotationReloadSecret]; got != "nats-client" {
+		t.Errorf("reload annotation = %q, want nats-client", got)
+	}
+	pod := d.Spec.Template.Spec
+	wantMount := corev1.VolumeMount{Name: "nats-creds", MountPath: render.CredentialsDir, ReadOnly: true}
+	if diff := cmp.Diff(wantMount, pod.Containers[0].VolumeMounts[1]); diff != "" {
+		t.Errorf("credentials mount (-want +got):\n%s", diff)
+	}
+	wantVol := corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "nats-client", DefaultMode: ptr[int32](0o440)}}
+	if diff := cmp.Diff(wantVol, pod.Volumes[1].VolumeSource); diff != "" {
+		t.Errorf("credentials volume (-want +got):\n%s", diff)
+	}
+	if got := envValue(pod.Containers[0].Env, api.EnvNATSCreds); got != "/etc/tinyctl/nats/nats.creds" {
+		t.Errorf("%s = %q, want the mounted file", api.EnvNATSCreds, got)
+	}
+
+	objs, err = render.Render(c, 1, testCluster())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := objs.Deployment.Annotations[render.AnnotationReloadSecret]; ok {
+		t.Error("reload annotation set without a credentials Secret")
+	}
+	if n := len(objs.Deployment.Spec.Template.Spec.Volumes); n != 1 {
+		t.Errorf("volumes = %d without a credentials Secret, want only /tmp", n)
+	}
+}
+
+// TestWorkerEnvironment checks the variables a worker reads to find its
+// broker, stream and consumer, ahead of the user's own.
+func TestWorkerEnvironment(t *testing.T) {
+	c := api.Default(component("extractor", api.Spec{Env: []api.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}}}))
+	objs, err := render.Render(c, 1, testCluster())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []corev1.EnvVar{
+		{Name: api.EnvNATSURL, Value: render.DefaultNATSURL},
+		{Name: api.EnvStream, Value: "tinyctl_workers_extractor"},
+		{Name: api.EnvConsumer, Value: "tinyctl_workers_extractor_worker"},
+		{Name: "LOG_LEVEL", Value: "debug"},
+	}
+	if diff := cmp.Diff(want, objs.Deployment.Spec.Template.Spec.Containers[0].Env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+}
+
+// TestReplicasOwnership checks that a KEDA-scaled Deployment leaves
+// spec.replicas unset (so applies never fight KEDA) and a fixed one sets it.
+func TestReplicasOwnership(t *testing.T) {
+	tests := map[string]struct {
+		spec api.Spec
+		want *int32
+	}{
+		"scaled by KEDA":    {api.Spec{Scaling: &api.Scaling{MaxReplicas: 5}}, nil},
+		"fixed replicas":    {api.Spec{Replicas: ptr[int32](4)}, ptr[int32](4)},
+		"default replicas":  {api.Spec{}, ptr[int32](1)},
+		"fixed zero (idle)": {api.Spec{Replicas: ptr[int32](0)}, ptr[int32](0)},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			objs, err := render.Render(api.Default(component("w", tt.spec)), 1, testCluster())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, objs.Deployment.Spec.Replicas); diff != "" {
+				t.Errorf("replicas (-want +got):\n%s", diff)
+			}
+			if (objs.ScaledObject != nil) != (tt.spec.Scaling != nil) {
+				t.Errorf("ScaledObject present = %t, want %t", objs.ScaledObject != nil, tt.spec.Scaling != nil)
+			}
+		})
+	}
+}
+
+// TestRenderRefusesWhatTheServersWould checks that Render reports, with the
+// field, a component the API server or nats-server would refuse, instead of
+// producing objects that fail on apply.
+func TestRenderRefusesWhatTheServersWould(t *testing.T) {
+	tests := map[string]struct {
+		spec  api.Spec
+		field string
+	}{
+		"bad quantity":            {api.Spec{Resources: &api.Resources{Limits: map[string]string{"memory": "lots"}}}, "spec.resources.limits.memory"},
+		"reserved env":            {api.Spec{Env: []api.EnvVar{{Name: api.EnvNATSURL, Value: "x"}}}, "spec.env[0]"},
+		"duplicate env":           {api.Spec{Env: []api.EnvVar{{Name: "A"}, {Name: "A"}}}, "spec.env[1]"},
+		"bad duration":            {api.Spec{Jobs: api.Jobs{Consumer: api.ConsumerSpec{AckWait: "soon"}}}, "spec.jobs.consumer.ackWait"},
+		"window beyond max age":   {api.Spec{Jobs: api.Jobs{Stream: api.StreamSpec{MaxAge: "1m", DuplicateWindow: "2m"}}}, "spec.jobs.stream.duplicateWindow"},
+		"backoff beyond delivery": {api.Spec{Jobs: api.Jobs{Consumer: api.ConsumerSpec{MaxDeliver: 1, Backoff: []api.Duration{"1s", "2s"}}}}, "spec.jobs.consumer.backoff"},
+		"too many replicas":       {api.Spec{Jobs: api.Jobs{Stream: api.StreamSpec{Replicas: 7}}}, "spec.jobs.stream.replicas"},
+		"unknown egress":          {api.Spec{Egress: api.Egress{Mode: "everywhere"}}, "spec.egress"},
+		"allow without peer":      {api.Spec{Egress: api.Egress{Mode: api.EgressAllow, Allow: []api.EgressRule{{Ports: []api.Port{{Port: 80}}}}}}, "spec.egress.allow[0]"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := render.Render(api.Default(component("w", tt.spec)), 1, testCluster())
+			if !errors.Is(err, api.ErrInvalid) {
+				t.Fatalf("Render error = %v, want api.ErrInvalid", err)
+			}
+			if !strings.Contains(err.Error(), tt.field) {
+				t.Errorf("Render error = %v, want it to name %s", err, tt.field)
+			}
+		})
+	}
+}
+
+func envValue(env []corev1.EnvVar, name string) string {
+	for _, e := range env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
