@@ -15,6 +15,7 @@ const (
 	Unchanged  Action = "unchanged"
 	Deleted    Action = "deleted"
 	Absent     Action = "absent" // a delete found nothing to remove
+	Failed     Action = "failed" // the write was refused or did not reach the server
 )
 
 // Result describes one object and what happened to it.

@@ -1,0 +1,154 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Lease is a held lease. Its holder must act on it only while Valid; Lost
+// is closed the moment the holder must stop: a renewal found the lease
+// taken or deleted, no renewal succeeded before the fencing deadline (TTL
+// minus FencingMargin after the last successful renewal was sent), the
+// renewal context ended, or Release was called. It is safe for concurrent
+// use.
+type Lease struct {
+	store  *LeaseStore
+	name   string
+	holder string
+	opts   LeaseOptions
+	stop   context.CancelFunc
+	done   chan struct{}
+
+	mu         sync.Mutex
+	rev        uint64
+	validUntil time.Time
+	lost       chan struct{}
+	lostErr    error
+}
+
+// Name returns the lease's name.
+func (l *Lease) Name() string { return l.name }
+
+// Revision returns the KV revision of the last successful write, usable
+// as a fencing token: it grows with every acquisition and renewal.
+func (l *Lease) Revision() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rev
+}
+
+// Lost is closed when the lease is lost or released.
+func (l *Lease) Lost() <-chan struct{} { return l.lost }
+
+// Err returns nil while the lease is held, then why it was lost (an error
+// matching ErrLeaseLost).
+func (l *Lease) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lostErr
+}
+
+// Valid reports whether the holder may still act: not lost, and before
+// the fencing deadline.
+func (l *Lease) Valid() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lostErr == nil && time.Now().Before(l.validUntil)
+}
+
+// Release stops renewing and deletes the lease (if it is still at this
+// holder's revision) so another holder can take it at once. The lease
+// counts as lost from the call on; the delete's error is returned.
+func (l *Lease) Release(ctx context.Context) error {
+	l.lose(fmt.Errorf("bus: lease %s: %w: released", l.name, ErrLeaseLost))
+	l.stop()
+	<-l.done
+	rev := l.Revision()
+	_, err := l.store.b.write(ctx, l.name, nil, OpDelete, &rev, 0)
+	if errors.Is(err, ErrRevisionMismatch) {
+		return nil // expired or taken over already
+	}
+	return err
+}
+
+// write stores the lease record if the latest revision is expect, and on
+// success moves the fencing deadline to TTL minus the margin after the
+// write was sent.
+func (l *Lease) write(ctx context.Context, expect uint64) error {
+	sent := time.Now()
+	data, err := json.Marshal(leaseRecord{Holder: l.holder, TTLSeconds: int64(l.opts.TTL / time.Second), RenewedAt: sent.UTC()})
+	if err != nil {
+		return fmt.Errorf("bus: encode lease: %w", err)
+	}
+	rev, err := l.store.b.write(ctx, l.name, data, OpPut, &expect, l.opts.TTL)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rev, l.validUntil = rev, sent.Add(l.opts.TTL-l.opts.FencingMargin)
+	return nil
+}
+
+// keep renews the lease every RenewInterval until it is lost.
+func (l *Lease) keep(ctx context.Context) {
+	defer close(l.done)
+	tick := time.NewTicker(l.opts.RenewInterval)
+	defer tick.Stop()
+	for {
+		l.mu.Lock()
+		deadline := time.NewTimer(time.Until(l.validUntil))
+		l.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			deadline.Stop()
+			l.lose(fmt.Errorf("bus: lease %s: %w: renewal stopped", l.name, ErrLeaseLost))
+			return
+		case <-deadline.C:
+			l.lose(fmt.Errorf("bus: lease %s: %w: not renewed before the fencing deadline", l.name, ErrLeaseLost))
+			return
+		case <-tick.C:
+			deadline.Stop()
+			if err := l.renew(ctx); err != nil {
+				l.lose(err)
+				return
+			}
+		}
+	}
+}
+
+// renew rewrites the lease at its last revision, bounded by the fencing
+// deadline. It returns an error only when the lease is lost for good.
+func (l *Lease) renew(ctx context.Context) error {
+	l.mu.Lock()
+	rev, deadline := l.rev, l.validUntil
+	l.mu.Unlock()
+	rctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	err := l.write(rctx, rev)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrRevisionMismatch), errors.Is(err, ErrPermissionDenied):
+		return fmt.Errorf("bus: lease %s: %w: renew: %w", l.name, ErrLeaseLost, err)
+	}
+	if l.opts.OnRenewError != nil && ctx.Err() == nil {
+		l.opts.OnRenewError(err)
+	}
+	return nil
+}
+
+// lose records why the lease is lost and closes Lost, once.
+func (l *Lease) lose(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lostErr != nil {
+		return
+	}
+	l.lostErr = err
+	close(l.lost)
+}

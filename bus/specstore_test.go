@@ -1,0 +1,172 @@
+package bus_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/testenv"
+)
+
+func TestSpecStoreUpdateRaceExactlyOneWins(t *testing.T) {
+	t.Parallel()
+	s := testenv.NATS(t)
+	ctx := testCtx(t, 20*time.Second)
+	a := openSpecs(t, connect(t, configFor(s), nil))
+	b := openSpecs(t, connect(t, configFor(s), nil))
+	rev, err := a.Create(ctx, "workers.extractor", []byte("v0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 20 {
+		results := make([]error, 2)
+		revs := make([]uint64, 2)
+		var start, done sync.WaitGroup
+		start.Add(1)
+		for i, store := range []*bus.SpecStore{a, b} {
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				start.Wait()
+				revs[i], results[i] = store.Update(ctx, "workers.extractor", fmt.Appendf(nil, "round %d writer %d", round, i), rev)
+			}()
+		}
+		start.Done()
+		done.Wait()
+		winner, loser := 0, 1
+		if results[0] != nil {
+			winner, loser = 1, 0
+		}
+		if results[winner] != nil {
+			t.Fatalf("round %d: both writers failed: %v / %v", round, results[0], results[1])
+		}
+		var mismatch *bus.RevisionMismatchError
+		if !errors.As(results[loser], &mismatch) {
+			t.Fatalf("round %d: loser got %v, want *RevisionMismatchError", round, results[loser])
+		}
+		if mismatch.Expected != rev || mismatch.Current != revs[winner] {
+			t.Fatalf("round %d: mismatch expected=%d current=%d, want %d and the winner's %d",
+				round, mismatch.Expected, mismatch.Current, rev, revs[winner])
+		}
+		rev = revs[winner]
+	}
+}
+
+func TestSpecStoreKeepsHistoryAcrossDeleteAndRollsBack(t *testing.T) {
+	t.Parallel()
+	s := testenv.NATS(t)
+	ctx := testCtx(t, 20*time.Second)
+	specs := openSpecs(t, connect(t, configFor(s), nil))
+	const key = "workers.extractor"
+
+	r1, err := specs.Create(ctx, key, []byte("v1"))
+	must(t, err)
+	if _, err := specs.Create(ctx, key, []byte("again")); !errors.Is(err, bus.ErrExists) {
+		t.Fatalf("second create: got %v, want ErrExists", err)
+	}
+	r2, err := specs.Put(ctx, key, []byte("v2"))
+	must(t, err)
+	if _, err := specs.Update(ctx, key, []byte("stale"), r1); !errors.Is(err, bus.ErrRevisionMismatch) {
+		t.Fatalf("update at an old revision: got %v, want ErrRevisionMismatch", err)
+	}
+	_, err = specs.Put(ctx, "workers.other", []byte("o1"))
+	must(t, err)
+
+	assertValue(t, specs, key, "v2", r2)
+	old, err := specs.GetRevision(ctx, key, r1)
+	must(t, err)
+	if string(old.Value) != "v1" {
+		t.Fatalf("revision %d holds %q, want v1", r1, old.Value)
+	}
+	assertKeys(t, specs, key, "workers.other")
+
+	must(t, specs.Delete(ctx, key, 0))
+	if _, err := specs.Get(ctx, key); !errors.Is(err, bus.ErrNotFound) {
+		t.Fatalf("get after delete: got %v, want ErrNotFound", err)
+	}
+	assertKeys(t, specs, "workers.other")
+	assertHistory(t, specs, key, "put:v1", "put:v2", "delete:")
+
+	r4, err := specs.Rollback(ctx, key, r1)
+	must(t, err)
+	assertValue(t, specs, key, "v1", r4)
+	assertHistory(t, specs, key, "put:v1", "put:v2", "delete:", "put:v1")
+
+	if err := specs.Delete(ctx, key, r1); !errors.Is(err, bus.ErrRevisionMismatch) {
+		t.Fatalf("delete at an old revision: got %v, want ErrRevisionMismatch", err)
+	}
+	must(t, specs.Purge(ctx, key, r4))
+	assertHistory(t, specs, key, "purge:")
+	if _, err := specs.Create(ctx, key, []byte("v5")); err != nil {
+		t.Fatalf("create after purge: %v", err)
+	}
+}
+
+func TestOpenSpecStoreIsIdempotentAndReportsOtherSettings(t *testing.T) {
+	t.Parallel()
+	s := testenv.NATS(t)
+	ctx := testCtx(t, 10*time.Second)
+	c := connect(t, configFor(s), nil)
+	openSpecs(t, c)
+	openSpecs(t, c)
+
+	_, err := bus.OpenSpecStore(ctx, c, bus.BucketConfig{History: 5, Storage: jetstream.MemoryStorage})
+	var cfgErr *bus.BucketConfigError
+	if !errors.As(err, &cfgErr) || len(cfgErr.Diffs) != 2 {
+		t.Fatalf("open with other settings: got %v, want a BucketConfigError with 2 diffs", err)
+	}
+	kv, err := c.JetStream().KeyValue(ctx, bus.DefaultSpecBucket)
+	must(t, err)
+	st, err := kv.Status(ctx)
+	must(t, err)
+	if st.History() != bus.DefaultSpecHistory {
+		t.Fatalf("bucket history changed to %d", st.History())
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func assertValue(t *testing.T, specs *bus.SpecStore, key, value string, rev uint64) {
+	t.Helper()
+	e, err := specs.Get(testCtx(t, 5*time.Second), key)
+	must(t, err)
+	if string(e.Value) != value || e.Revision != rev || e.Op != bus.OpPut || e.Created.IsZero() {
+		t.Fatalf("get %s: %q at %d (%s), want %q at %d", key, e.Value, e.Revision, e.Op, value, rev)
+	}
+}
+
+func assertKeys(t *testing.T, specs *bus.SpecStore, keys ...string) {
+	t.Helper()
+	list, err := specs.List(testCtx(t, 5*time.Second))
+	must(t, err)
+	var got []string
+	for _, e := range list {
+		got = append(got, e.Key)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(keys) {
+		t.Fatalf("list: got %v, want %v", got, keys)
+	}
+}
+
+func assertHistory(t *testing.T, specs *bus.SpecStore, key string, want ...string) {
+	t.Helper()
+	h, err := specs.History(testCtx(t, 5*time.Second), key)
+	must(t, err)
+	var got []string
+	for _, e := range h {
+		got = append(got, e.Op.String()+":"+string(e.Value))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("history of %s: got %v, want %v", key, got, want)
+	}
+}

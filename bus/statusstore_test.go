@@ -1,0 +1,150 @@
+package bus_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/testenv"
+)
+
+func TestHeartbeatStale(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	beat := func(age time.Duration) *bus.HeartbeatRecord {
+		return &bus.HeartbeatRecord{Heartbeat: bus.Heartbeat{TTLSeconds: 10}, Received: now.Add(-age)}
+	}
+	cases := map[string]struct {
+		hb    *bus.HeartbeatRecord
+		stale bool
+	}{
+		"no heartbeat is stale":              {nil, true},
+		"a fresh heartbeat is live":          {beat(time.Second), false},
+		"a heartbeat at its ttl is live":     {beat(10 * time.Second), false},
+		"a heartbeat past its ttl is stale":  {beat(10*time.Second + time.Millisecond), true},
+		"a heartbeat from the future counts": {beat(-time.Second), false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := bus.HeartbeatStale(tc.hb, now); got != tc.stale {
+				t.Fatalf("stale = %v, want %v", got, tc.stale)
+			}
+		})
+	}
+}
+
+// fakeClock is a settable clock for StatusConfig.Now.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func TestStatusRoundTripsAndListsWithStaleness(t *testing.T) {
+	t.Parallel()
+	s := testenv.NATS(t)
+	ctx := testCtx(t, 20*time.Second)
+	clock := &fakeClock{now: time.Now()}
+	store, err := bus.OpenStatusStore(ctx, connect(t, configFor(s), nil), bus.StatusConfig{Now: clock.Now})
+	must(t, err)
+
+	east := bus.Status{
+		Component: "workers.extractor", Cluster: "east", ObservedRevision: 7,
+		Conditions: []bus.Condition{{Type: "Ready", Status: bus.ConditionTrue, Reason: "Applied",
+			Message: "all children applied", LastTransitionTime: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		Children: []bus.Child{{Kind: "Deployment", Namespace: "workers", Name: "extractor", Hash: "abc"}},
+	}
+	west := east
+	west.Cluster, west.Error = "west", "apply failed"
+	for _, st := range []bus.Status{east, west} {
+		_, err := store.Put(ctx, st)
+		must(t, err)
+	}
+	_, err = store.Beat(ctx, "east", "controller-0", 10*time.Second)
+	must(t, err)
+
+	got, err := store.Get(ctx, "workers.extractor", "east")
+	must(t, err)
+	east.UpdatedAt = got.UpdatedAt
+	if diff := cmp.Diff(east, got.Status); diff != "" || got.Stale {
+		t.Fatalf("east status (-want +got):\n%s stale=%v", diff, got.Stale)
+	}
+	list, err := store.List(ctx)
+	must(t, err)
+	if len(list) != 2 || list[0].Cluster != "east" || list[0].Stale || list[1].Cluster != "west" || !list[1].Stale {
+		t.Fatalf("list: want east live and west (no heartbeat) stale, got %+v", list)
+	}
+
+	clock.Add(11 * time.Second) // past east's ttl by the reader's clock
+	got, err = store.Get(ctx, "workers.extractor", "east")
+	must(t, err)
+	if !got.Stale {
+		t.Fatal("east still live 11s after a heartbeat with a 10s ttl")
+	}
+	if _, err := store.Put(ctx, bus.Status{Component: "workers", Cluster: "east"}); err == nil {
+		t.Fatal("a component without a namespace was accepted")
+	}
+}
+
+func TestStatusReadsStaleWithinTTLWhenHeartbeatsStop(t *testing.T) {
+	t.Parallel()
+	s := testenv.NATS(t)
+	ctx := testCtx(t, 20*time.Second)
+	store, err := bus.OpenStatusStore(ctx, connect(t, configFor(s), nil), bus.StatusConfig{})
+	must(t, err)
+	_, err = store.Put(ctx, bus.Status{Component: "workers.extractor", Cluster: "east", ObservedRevision: 1})
+	must(t, err)
+
+	const ttl = 2 * time.Second
+	beatCtx, stopBeating := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- store.RunHeartbeat(beatCtx, bus.HeartbeatOptions{Cluster: "east", Interval: 300 * time.Millisecond, TTL: ttl})
+	}()
+	testenv.Eventually(t, 5*time.Second, func() error {
+		rec, err := store.Get(ctx, "workers.extractor", "east")
+		if err != nil || rec.Stale {
+			return fmt.Errorf("east not live yet: %v", err)
+		}
+		return nil
+	})
+	stopBeating()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("RunHeartbeat returned %v, want context.Canceled", err)
+	}
+	last, err := store.Heartbeat(ctx, "east")
+	must(t, err)
+
+	testenv.Eventually(t, ttl+time.Second, func() error {
+		rec, err := store.Get(ctx, "workers.extractor", "east")
+		if err != nil || !rec.Stale {
+			return fmt.Errorf("east still live (%v)", err)
+		}
+		return nil
+	})
+	if late := time.Since(last.Received) - ttl; late > 200*time.Millisecond {
+		t.Fatalf("status turned stale %s after the heartbeat's ttl ran out", late)
+	}
+	testenv.Eventually(t, 5*time.Second, func() error {
+		if _, err := store.Heartbeat(ctx, "east"); !errors.Is(err, bus.ErrNotFound) {
+			return fmt.Errorf("server still holds the heartbeat (%v)", err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,210 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// childKind is one kind of object a component owns in Kubernetes.
+type childKind struct {
+	gvk schema.GroupVersionKind
+	gvr schema.GroupVersionResource
+	// optional kinds come from a CRD that may not be installed.
+	optional bool
+}
+
+var childKinds = []childKind{
+	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"},
+		schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, false},
+	{schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"},
+		schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}, false},
+	{schema.GroupVersionKind{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"},
+		schema.GroupVersionResource{Group: "keda.sh", Version: "v1alpha1", Resource: "scaledobjects"}, true},
+}
+
+// child identifies one live object owned by a component.
+type child struct {
+	kind      childKind
+	namespace string
+	name      string
+}
+
+// children watches the objects tinyctl manages, through label-selected,
+// metadata-only informers, one per kind. It tells the loop when someone else
+// changes or deletes a child (drift) and answers "which children does this
+// component have" from the informers' caches.
+type children struct {
+	meta      metadata.Interface
+	discovery discovery.DiscoveryInterface
+	onChange  func(key string)
+	// namespaces scopes the informers (one per kind and namespace, so a
+	// namespaced Role suffices); empty means one cluster-wide informer
+	// per kind.
+	namespaces []string
+
+	mu        sync.Mutex
+	informers map[informerKey]cache.SharedIndexInformer
+}
+
+type informerKey struct {
+	gvr       schema.GroupVersionResource
+	namespace string
+}
+
+func newChildren(meta metadata.Interface, disc discovery.DiscoveryInterface, namespaces []string, onChange func(string)) *children {
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	return &children{meta: meta, discovery: disc, onChange: onChange, namespaces: namespaces,
+		informers: map[informerKey]cache.SharedIndexInformer{}}
+}
+
+// startAvailable starts an informer for every child kind the API server
+// serves that has none yet, and waits for their caches to fill. Optional
+// kinds whose CRD is missing are skipped; call again to pick them up.
+func (c *children) startAvailable(ctx context.Context) error {
+	for _, k := range childKinds {
+		if c.running(informerKey{k.gvr, c.namespaces[0]}) {
+			continue
+		}
+		if k.optional {
+			ok, err := c.served(k.gvr)
+			if err != nil || !ok {
+				continue
+			}
+		}
+		for _, ns := range c.namespaces {
+			inf := c.newInformer(k.gvr, ns)
+			go inf.Run(ctx.Done())
+			if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+				return fmt.Errorf("%s informer: cache did not sync: %w", k.gvk.Kind, ctx.Err())
+			}
+			c.mu.Lock()
+			c.informers[informerKey{k.gvr, ns}] = inf
+			c.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+func (c *children) running(k informerKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.informers[k]
+	return ok
+}
+
+// served asks discovery whether the API server serves gvr.
+func (c *children) served(gvr schema.GroupVersionResource) (bool, error) {
+	list, err := c.discovery.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, r := range list.APIResources {
+		if r.Name == gvr.Resource {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (c *children) newInformer(gvr schema.GroupVersionResource, ns string) cache.SharedIndexInformer {
+	selector := render.LabelManagedBy + "=" + render.ManagedByValue
+	inf := metadatainformer.NewFilteredMetadataInformer(c.meta, gvr, ns, 10*time.Hour,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		func(o *metav1.ListOptions) { o.LabelSelector = selector })
+	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, cur any) {
+			if changedByAnyone(old, cur) {
+				c.notify(cur)
+			}
+		},
+		DeleteFunc: c.notify,
+	})
+	return inf.Informer()
+}
+
+// changedByAnyone filters out status-only updates (a Deployment's status
+// changes with every pod) so they do not cost a reconcile.
+func changedByAnyone(old, cur any) bool {
+	o, ok1 := old.(*metav1.PartialObjectMetadata)
+	n, ok2 := cur.(*metav1.PartialObjectMetadata)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return o.Generation != n.Generation || !maps.Equal(o.Annotations, n.Annotations) ||
+		!maps.Equal(o.Labels, n.Labels) || len(o.ManagedFields) != len(n.ManagedFields)
+}
+
+func (c *children) notify(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		if key, ok := componentKey(m); ok {
+			c.onChange(key)
+		}
+	}
+}
+
+// componentKey returns the spec-bucket key of the component that owns m.
+func componentKey(m *metav1.PartialObjectMetadata) (string, bool) {
+	name := m.Labels[render.LabelName]
+	if name == "" {
+		return "", false
+	}
+	return api.Key(m.Namespace, name), true
+}
+
+// of returns the live children of the component namespace/name.
+func (c *children) of(namespace, name string) []child {
+	want := render.ComponentLabelValue(namespace, name)
+	var out []child
+	c.each(func(k childKind, m *metav1.PartialObjectMetadata) {
+		if m.Namespace == namespace && m.Labels[render.LabelComponent] == want {
+			out = append(out, child{kind: k, namespace: m.Namespace, name: m.Name})
+		}
+	}, namespace)
+	return out
+}
+
+// each calls fn for every cached child, in namespace ns ("" for all).
+func (c *children) each(fn func(childKind, *metav1.PartialObjectMetadata), ns string) {
+	c.mu.Lock()
+	infs := maps.Clone(c.informers)
+	c.mu.Unlock()
+	for _, k := range childKinds {
+		for _, scope := range c.namespaces {
+			inf, ok := infs[informerKey{k.gvr, scope}]
+			if !ok || (ns != "" && scope != "" && scope != ns) {
+				continue
+			}
+			objs := inf.GetStore().List()
+			if ns != "" {
+				objs, _ = inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
+			}
+			for _, o := range objs {
+				if m, ok := o.(*metav1.PartialObjectMetadata); ok {
+					fn(k, m)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package reconcile_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/reconcile"
+)
+
+// subset reports the first place where want is not contained in got: every
+// map key of want must be in got with a value that contains want's value;
+// lists must have the same length. The API server adds defaults, so a live
+// object contains its rendered form rather than equalling it.
+func subset(path string, want, got any) error {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: want an object, got %T", path, got)
+		}
+		for k, v := range w {
+			if err := subset(path+"."+k, v, g[k]); err != nil {
+				return err
+			}
+		}
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return fmt.Errorf("%s: want %d items, got %v", path, len(w), got)
+		}
+		for i := range w {
+			if err := subset(fmt.Sprintf("%s[%d]", path, i), w[i], g[i]); err != nil {
+				return err
+			}
+		}
+	default:
+		if fmt.Sprint(want) != fmt.Sprint(got) {
+			return fmt.Errorf("%s: want %v, got %v", path, want, got)
+		}
+	}
+	return nil
+}
+
+// contains checks that live holds every field of the rendered object.
+func contains(rendered runtime.Object, live *unstructured.Unstructured) error {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(rendered)
+	if err != nil {
+		return err
+	}
+	delete(m, "status")
+	if md, ok := m["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+	return subset("", m, live.Object)
+}
+
+// counter is an Observer that counts reconciles per key.
+type counter struct {
+	mu         sync.Mutex
+	reconciles map[string]int
+}
+
+func newCounter() *counter { return &counter{reconciles: map[string]int{}} }
+
+func (c *counter) Reconciled(key string, _ time.Duration, _ error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reconciles[key]++
+}
+func (c *counter) Applied(apply.Result)    {}
+func (c *counter) Retried(reconcile.Class) {}
+
+func (c *counter) count(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reconciles[key]
+}
+
+// kubeWrites counts persisted writes in namespace ns since mark, by
+// resource.
+func kubeWrites(t *testing.T, mark int64, ns string) map[string]int {
+	out := map[string]int{}
+	for _, e := range kube.Writes(t, mark, func(e testenv.AuditEvent) bool {
+		return e.ObjectRef.Namespace == ns && e.ResponseStatus.Code < 300
+	}) {
+		out[e.ObjectRef.Resource]++
+	}
+	return out
+}
+
+// jsWrites counts JetStream API calls that change streams or consumers, by
+// subscribing to the server's API audit advisories.
+type jsWrites struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func watchJetStreamWrites(t *testing.T, nc *nats.Conn) *jsWrites {
+	w := &jsWrites{}
+	sub, err := nc.Subscribe("$JS.EVENT.ADVISORY.API", func(m *nats.Msg) {
+		var audit struct {
+			Subject string `json:"subject"`
+		}
+		_ = json.Unmarshal(m.Data, &audit)
+		s := audit.Subject
+		if strings.Contains(s, ".KV_") {
+			return // KV watches and listings create ephemeral read consumers
+		}
+		for _, verb := range []string{".CREATE.", ".UPDATE.", ".DELETE.", ".PURGE."} {
+			if strings.Contains(s, verb) {
+				w.mu.Lock()
+				w.calls = append(w.calls, s)
+				w.mu.Unlock()
+				return
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w *jsWrites) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.calls)
+}
+
+// waitUntil polls check for up to 30 seconds.
+func waitUntil(t *testing.T, check func() error) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, check)
+}

@@ -1,0 +1,34 @@
+package reconcile
+
+import (
+	"time"
+
+	"github.com/tinyctl/tinyctl/apply"
+)
+
+// Log field keys used on every reconcile log line.
+const (
+	LogCluster  = "cluster"
+	LogKey      = "component"
+	LogRevision = "revision"
+	LogClass    = "class"
+	LogReason   = "reason"
+)
+
+// Observer receives the events metrics are made of. Implementations must be
+// safe for concurrent use and must not block.
+type Observer interface {
+	// Reconciled is called after every reconcile of a key, with its
+	// duration and outcome (err nil on success).
+	Reconciled(key string, d time.Duration, err error)
+	// Applied is called for every child written, skipped or deleted.
+	Applied(r apply.Result)
+	// Retried is called when a key is requeued after a failure.
+	Retried(class Class)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Reconciled(string, time.Duration, error) {}
+func (nopObserver) Applied(apply.Result)                    {}
+func (nopObserver) Retried(Class)                           {}

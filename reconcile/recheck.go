@@ -1,0 +1,152 @@
+package reconcile
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/rs/zerolog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tinyctl/tinyctl/bus"
+)
+
+// fullResyncEvery is how many rechecks pass between re-enqueueing every
+// key (which catches consumers deleted out of band and anything else).
+const fullResyncEvery = 10
+
+// recheckLoop runs the periodic checks until ctx ends: it starts informers
+// for child kinds whose CRD appeared, re-enqueues components whose stream
+// is gone, reports orphans, and now and then re-enqueues every key.
+func (c *Controller) recheckLoop(ctx context.Context) {
+	t := time.NewTicker(c.cfg.Recheck)
+	defer t.Stop()
+	for n := 1; ; n++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		c.recheck(ctx, n%fullResyncEvery == 0)
+	}
+}
+
+func (c *Controller) recheck(ctx context.Context, full bool) {
+	log := zerolog.Ctx(ctx)
+	if err := c.children.startAvailable(ctx); err != nil {
+		log.Warn().Err(err).Msg("start child informers")
+	}
+	if !c.Ready() {
+		return
+	}
+	if err := c.checkBucket(ctx); err != nil {
+		log.Warn().Err(err).Msg("check spec bucket")
+	}
+	if full {
+		for _, k := range c.specs.liveKeys() {
+			if !c.stalledAt(k) {
+				c.queue.Add(k)
+			}
+		}
+	} else if err := c.checkStreams(ctx); err != nil {
+		log.Warn().Err(err).Msg("check streams")
+	}
+	if err := c.reportOrphans(ctx); err != nil {
+		log.Warn().Err(err).Msg("report orphans")
+	}
+}
+
+// stalledAt reports whether key's latest revision already failed for good:
+// a full resync skips it, since only a new revision can change the outcome.
+func (c *Controller) stalledAt(key string) bool {
+	e, _ := c.specs.get(key)
+	st, ok := c.status.get(key)
+	if !ok || st.ObservedRevision != e.rev {
+		return false
+	}
+	cond, found := findCondition(st.Conditions, CondStalled)
+	return found && cond.Status == condTrue
+}
+
+// checkBucket signals the watch loop when the spec bucket's incarnation
+// changed (deleted and created again), which a resuming watch cannot see.
+func (c *Controller) checkBucket(ctx context.Context) error {
+	info, err := c.deps.Specs.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if prev, _ := c.bucketCreated.Load().(time.Time); !info.Created.Equal(prev) {
+		c.bucketCreated.Store(info.Created)
+		select {
+		case c.recreated <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// checkStreams re-enqueues every component whose stream tinyctl ensured
+// (its status lists it) but which no longer exists (deleted behind
+// tinyctl's back), with one listing call.
+func (c *Controller) checkStreams(ctx context.Context) error {
+	names, err := c.deps.StreamNames(ctx)
+	if err != nil {
+		return err
+	}
+	for _, key := range c.specs.liveKeys() {
+		if stream, ok := c.status.stream(key); ok && !slices.Contains(names, stream) {
+			c.queue.Add(key)
+		}
+	}
+	return nil
+}
+
+// Orphans returns the keys of components that have live children in the
+// cluster but no entry at all in the spec bucket: not a value and not a
+// delete marker (the bucket was emptied or recreated). Their children are
+// kept and reported, never deleted.
+func (c *Controller) Orphans() map[string][]bus.Child {
+	out := map[string][]bus.Child{}
+	c.children.each(func(k childKind, m *metav1.PartialObjectMetadata) {
+		key, ok := componentKey(m)
+		if !ok || c.specs.known(key) {
+			return
+		}
+		out[key] = append(out[key], bus.Child{Kind: k.gvk.Kind, Namespace: m.Namespace, Name: m.Name})
+	}, "")
+	return out
+}
+
+// reportOrphans writes an Orphaned status for each orphan.
+func (c *Controller) reportOrphans(ctx context.Context) error {
+	for key, kids := range c.Orphans() {
+		slices.SortFunc(kids, func(a, b bus.Child) int { return compareChild(a, b) })
+		r := report{children: kids, conditions: []bus.Condition{{
+			Type: CondOrphaned, Status: condTrue, Reason: "SpecMissing",
+			Message: "children exist but the spec bucket holds neither a value nor a delete marker for this key; they are kept: publish the spec again, or delete them by hand",
+		}}}
+		if err := c.writeStatus(ctx, key, r); err != nil {
+			return err
+		}
+		if _, known := c.orphansLogged.LoadOrStore(key, true); !known {
+			zerolog.Ctx(ctx).Warn().Str(LogKey, key).Int("children", len(kids)).Msg("orphaned children kept")
+		}
+	}
+	return nil
+}
+
+func compareChild(a, b bus.Child) int {
+	if a.Kind != b.Kind {
+		if a.Kind < b.Kind {
+			return -1
+		}
+		return 1
+	}
+	if a.Name < b.Name {
+		return -1
+	}
+	if a.Name > b.Name {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,139 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/reconcile"
+)
+
+func TestRestartWithNothingChangedWritesNothing(t *testing.T) {
+	withScaledObjectCRD(t)
+	e := newEnv(t, reconcile.Config{})
+	e.start()
+	revs := map[string]uint64{}
+	for _, name := range []string{"alpha", "beta", "gamma"} {
+		mut := func(*api.Component) {}
+		if name == "beta" {
+			mut = scaled
+		}
+		revs[name] = e.publish(e.component(name, mut))
+	}
+	for name, rev := range revs {
+		e.waitStatus(name, reconcile.CondReady, "True", rev)
+	}
+	e.halt()
+
+	mark := kube.AuditMark(t)
+	js := watchJetStreamWrites(t, e.conn.NATS())
+	statusBefore := lastSeq(t, e, "KV_"+bus.DefaultStatusBucket)
+	e.start() // waits for Ready: every initial value reconciled once
+	// Let a few periodic rechecks run too, then count.
+	obs := e.ctrl.LastRevision()
+	waitUntil(t, func() error {
+		if e.ctrl.QueueDepth() != 0 || e.ctrl.LastRevision() != obs {
+			return fmt.Errorf("controller busy")
+		}
+		return nil
+	})
+	if w := kubeWrites(t, mark, e.ns); len(w) != 0 {
+		t.Errorf("restart wrote to the API server: %v", w)
+	}
+	if n := js.count(); n != 0 {
+		t.Errorf("restart made %d JetStream writes: %v", n, js.calls)
+	}
+	if after := lastSeq(t, e, "KV_"+bus.DefaultStatusBucket); after != statusBefore {
+		t.Errorf("restart wrote %d status records", after-statusBefore)
+	}
+}
+
+func lastSeq(t *testing.T, e *env, stream string) uint64 {
+	t.Helper()
+	s, err := e.js.Stream(context.Background(), stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.CachedInfo().State.LastSeq
+}
+
+func TestDeleteRacingReconcileNeverResurrects(t *testing.T) {
+	e := newEnv(t, reconcile.Config{Workers: 4})
+	e.start()
+	ctx := context.Background()
+	for i := range 100 {
+		comp := e.component(fmt.Sprintf("racer-%03d", i))
+		e.publish(comp)
+		if err := e.specs.Delete(ctx, api.KeyOf(api.Default(comp)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	final := e.bucketRevision()
+	waitUntil(t, func() error {
+		if e.ctrl.LastRevision() < final || e.ctrl.QueueDepth() != 0 {
+			return fmt.Errorf("controller at revision %d of %d, queue %d", e.ctrl.LastRevision(), final, e.ctrl.QueueDepth())
+		}
+		return nil
+	})
+	// Everything delivered has been processed: no child may remain.
+	waitUntil(t, func() error {
+		list, err := e.dyn.Resource(deployments).Namespace(e.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		if n := len(list.Items); n != 0 {
+			return fmt.Errorf("%d Deployments resurrected, e.g. %s", n, list.Items[0].GetName())
+		}
+		return nil
+	})
+	list, err := e.dyn.Resource(networkPolicies).Namespace(e.ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(list.Items) != 0 {
+		t.Fatalf("NetworkPolicies left: %d (%v)", len(list.Items), err)
+	}
+}
+
+func (e *env) bucketRevision() uint64 {
+	return lastSeq(e.t, e, "KV_"+bus.DefaultSpecBucket)
+}
+
+func TestRecreatedEmptyBucketDeletesNothing(t *testing.T) {
+	e := newEnv(t, reconcile.Config{})
+	e.start()
+	names := []string{"keep-a", "keep-b", "keep-c"}
+	for _, n := range names {
+		rev := e.publish(e.component(n))
+		e.waitStatus(n, reconcile.CondReady, "True", rev)
+	}
+	ctx := context.Background()
+	if err := e.js.DeleteKeyValue(ctx, bus.DefaultSpecBucket); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if e.specs, err = bus.OpenSpecStore(ctx, e.conn, bus.DefaultSpecBucketConfig()); err != nil {
+		t.Fatal(err)
+	}
+	// Orphans are reported once the controller sees the empty bucket...
+	waitUntil(t, func() error {
+		orphans := e.ctrl.Orphans()
+		for _, n := range names {
+			if len(orphans[api.Key(e.ns, n)]) == 0 {
+				return fmt.Errorf("%s not reported as orphan (orphans: %v)", n, orphans)
+			}
+		}
+		return nil
+	})
+	for _, n := range names {
+		e.waitStatus(n, reconcile.CondOrphaned, "True", 0)
+		// ...and nothing was deleted.
+		if e.get(deployments, n) == nil || e.get(networkPolicies, n) == nil {
+			t.Errorf("%s: children deleted after the bucket was recreated", n)
+		}
+		if e.stream(n) == nil {
+			t.Errorf("%s: stream deleted", n)
+		}
+	}
+}

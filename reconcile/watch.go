@@ -1,0 +1,109 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tinyctl/tinyctl/bus"
+)
+
+// openWatch watches the whole spec bucket from its current values.
+func (c *Controller) openWatch(ctx context.Context) (*bus.Watcher, error) {
+	log := zerolog.Ctx(ctx)
+	w, err := c.deps.Specs.Watch(ctx, bus.WatchOptions{OnRestart: func(reason error) {
+		log.Warn().Err(reason).Msg("spec watch re-created")
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("watch spec bucket: %w", err)
+	}
+	return w, nil
+}
+
+// watchLoop consumes w until ctx ends. When the periodic check finds that
+// the bucket was deleted and created again, it forgets every cached entry
+// and watches the new bucket from its initial values: keys it no longer
+// holds leave their children behind as orphans, never deleted.
+func (c *Controller) watchLoop(ctx context.Context, w *bus.Watcher) {
+	log := zerolog.Ctx(ctx)
+	for {
+		recreated := c.consume(ctx, w)
+		w.Stop()
+		if !recreated {
+			return
+		}
+		log.Warn().Msg("spec bucket was recreated: re-reading it; children of keys it no longer holds are kept as orphans")
+		c.specs.reset()
+		for {
+			var err error
+			if w, err = c.openWatch(ctx); err == nil {
+				break
+			}
+			log.Warn().Err(err).Msg("re-open spec watch")
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(c.cfg.Recheck):
+			}
+		}
+	}
+}
+
+// consume feeds watch events into the cache and the queue until ctx ends,
+// the watch closes, or the bucket is found recreated (then it returns
+// true). The initial values are remembered so that Ready turns true only
+// once every one of them has been reconciled.
+func (c *Controller) consume(ctx context.Context, w *bus.Watcher) (recreated bool) {
+	log := zerolog.Ctx(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-c.recreated:
+			return true
+		case ev, ok := <-w.Events():
+			if !ok {
+				if err := w.Err(); err != nil && ctx.Err() == nil {
+					log.Error().Err(err).Msg("spec watch ended")
+				}
+				return false
+			}
+			c.handleEvent(ev)
+		}
+	}
+}
+
+func (c *Controller) handleEvent(ev bus.Event) {
+	if ev.InitialDone {
+		c.initialDone.Store(true)
+		c.checkReady()
+		return
+	}
+	if !c.specs.observe(ev.Entry) {
+		return
+	}
+	if !c.initialDone.Load() {
+		c.pending.Store(ev.Key, struct{}{})
+	}
+	c.queue.Add(ev.Key)
+}
+
+// markDone records that key has been reconciled once (successfully or
+// not), for readiness.
+func (c *Controller) markDone(key string) {
+	c.pending.Delete(key)
+	c.checkReady()
+}
+
+func (c *Controller) checkReady() {
+	if c.ready.Load() || !c.initialDone.Load() {
+		return
+	}
+	empty := true
+	c.pending.Range(func(any, any) bool { empty = false; return false })
+	if empty {
+		c.ready.Store(true)
+	}
+}

@@ -1,0 +1,55 @@
+package reconcile
+
+import (
+	"context"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// work takes keys off the queue until it shuts down.
+func (c *Controller) work(ctx context.Context) {
+	for c.processNext(ctx) {
+	}
+}
+
+// processNext reconciles one key. Done is always called; Forget on success
+// and on failures that retrying cannot fix; AddRateLimited on transient
+// failures; AddAfter(Recheck) while waiting for something outside.
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+	e, _ := c.specs.get(key)
+	log := zerolog.Ctx(ctx).With().Str(LogKey, key).Uint64(LogRevision, e.rev).Logger()
+	ctx = log.WithContext(ctx)
+
+	start := time.Now()
+	err := c.sync(ctx, key)
+	c.obs.Reconciled(key, time.Since(start), err)
+	c.markDone(key)
+	if err == nil {
+		c.queue.Forget(key)
+		return true
+	}
+	class, reason := Classify(err)
+	ev := log.Warn()
+	if class == Transient {
+		ev = log.Info()
+	}
+	ev.Err(err).Stringer(LogClass, class).Str(LogReason, reason).Msg("reconcile failed")
+	switch class {
+	case Permanent:
+		c.queue.Forget(key)
+	case Waiting:
+		c.queue.Forget(key)
+		c.queue.AddAfter(key, c.cfg.Recheck)
+		c.obs.Retried(class)
+	default:
+		c.queue.AddRateLimited(key)
+		c.obs.Retried(class)
+	}
+	return true
+}
