@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -98,6 +99,9 @@ func (a *Applier) Apply(ctx context.Context, obj *unstructured.Unstructured) (Re
 	default:
 		res.Action = Configured
 	}
+	if err := expired(ctx); err != nil {
+		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
+	}
 	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
 	if _, err := a.client(m, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, opts); err != nil {
 		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
@@ -130,6 +134,9 @@ func (a *Applier) Delete(ctx context.Context, gvk schema.GroupVersionKind, names
 	if err != nil {
 		return res, fmt.Errorf("%s delete failed: %w", res.Ref(), err)
 	}
+	if err := expired(ctx); err != nil {
+		return res, fmt.Errorf("%s delete failed: %w", res.Ref(), err)
+	}
 	policy := metav1.DeletePropagationBackground
 	err = a.client(m, namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &policy})
 	if apierrors.IsNotFound(err) {
@@ -144,4 +151,14 @@ func (a *Applier) Delete(ctx context.Context, gvk schema.GroupVersionKind, names
 
 func resultFor(obj *unstructured.Unstructured) Result {
 	return Result{Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// expired checks ctx by the wall clock right before a write: a process that
+// was paused past ctx's deadline must not send the write it was preparing
+// before the runtime has noticed the deadline and cancelled ctx.
+func expired(ctx context.Context) error {
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return ctx.Err()
 }

@@ -27,7 +27,9 @@ type Result struct {
 }
 
 // Wrote reports whether the result involved a write to the API server.
-func (r Result) Wrote() bool { return r.Action == Created || r.Action == Configured || r.Action == Deleted }
+func (r Result) Wrote() bool {
+	return r.Action == Created || r.Action == Configured || r.Action == Deleted
+}
 
 // String renders "Deployment/ns/name configured".
 func (r Result) String() string {

@@ -60,6 +60,19 @@ func (l *Lease) Valid() bool {
 	return l.lostErr == nil && time.Now().Before(l.validUntil)
 }
 
+// ValidUntil returns the fencing deadline: the holder may act until then
+// unless a renewal moves it later. It is the zero time once the lease is
+// lost. Bound every fenced write's context by it, so a write that was
+// about to be sent when the process was paused is cancelled on resume.
+func (l *Lease) ValidUntil() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lostErr != nil {
+		return time.Time{}
+	}
+	return l.validUntil
+}
+
 // Release stops renewing and deletes the lease (if it is still at this
 // holder's revision) so another holder can take it at once. The lease
 // counts as lost from the call on; the delete's error is returned.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -25,24 +27,33 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	ce, hasCode := exitCode(err)
+	if hasCode && ce.err == nil {
+		return ce.code // the command has said all there is to say
+	}
 	fmt.Fprintln(errOut, "Error:", err)
-	if isUsageError(err) {
+	switch {
+	case isUsageError(err):
 		fmt.Fprintf(errOut, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		return exitUsage
+	case hasCode:
+		return ce.code
 	}
 	return exitError
 }
 
 func newRootCmd(out, errOut io.Writer) *cobra.Command {
+	o := &options{out: out, errOut: errOut, getenv: os.Getenv, now: time.Now}
 	root := &cobra.Command{
 		Use:   "tinyctl",
 		Short: "A NATS-native control plane for queue workers on Kubernetes",
 		Long: `tinyctl keeps worker components in a NATS JetStream KV bucket and reconciles
 each one into a JetStream work-queue stream and durable consumer, a hardened
 Deployment, a NetworkPolicy and a KEDA ScaledObject.`,
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		Args:          usageArgs(noSubcommand),
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		Args:              usageArgs(noSubcommand),
+		PersistentPreRunE: o.applyEnv,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
 		},
@@ -50,7 +61,12 @@ Deployment, a NetworkPolicy and a KEDA ScaledObject.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.SetOut(out)
 	root.SetErr(errOut)
-	root.AddCommand(newVersionCmd())
+	o.addGlobalFlags(root.PersistentFlags())
+	root.AddCommand(newVersionCmd(),
+		newApplyCmd(o), newGetCmd(o), newListCmd(o), newDeleteCmd(o),
+		newHistoryCmd(o), newRollbackCmd(o), newRenderCmd(o), newDiffCmd(o),
+		newServeCmd(o))
+	strictCompletion(root)
 	return root
 }
 

@@ -46,6 +46,24 @@ func RunWithKube(m *testing.M, k **Kube) {
 	os.Exit(runWithKube(m, k))
 }
 
+// RunWithKubeAndTinyctl is RunWithKube for packages that run the tinyctl
+// binary as a user would: it also builds it once into *bin (removed after
+// the tests).
+func RunWithKubeAndTinyctl(m *testing.M, k **Kube, bin *string) {
+	os.Exit(runWithKubeAndTinyctl(m, k, bin))
+}
+
+func runWithKubeAndTinyctl(m *testing.M, k **Kube, bin *string) int {
+	path, cleanup, err := BuildTinyctl()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer cleanup()
+	*bin = path
+	return runWithKube(m, k)
+}
+
 func runWithKube(m *testing.M, k **Kube) int {
 	kube, err := StartKube(localkube.Options{AuditLog: true})
 	if err != nil {

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tinyctl/tinyctl/internal/cli"
+	"github.com/tinyctl/tinyctl/internal/manifest"
+	"github.com/tinyctl/tinyctl/internal/preview"
+	"github.com/tinyctl/tinyctl/internal/publish"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// Values of --dry-run.
+const (
+	dryRunNone   = "none"
+	dryRunClient = "client"
+	dryRunServer = "server"
+)
+
+type applyOptions struct {
+	files      fileFlags
+	dryRun     string
+	ifRevision uint64
+	kube       cli.KubeFlags
+}
+
+func newApplyCmd(o *options) *cobra.Command {
+	a := &applyOptions{}
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE|DIR|-",
+		Short: "Validate components and publish them to the spec bucket",
+		Long: `Apply reads every component document of the files, directories (*.yaml, *.yml,
+*.json) and standard input given with -f, validates all of them, and publishes
+each one to the spec bucket, printing whether it was created, configured or
+unchanged. If any document anywhere is invalid, every problem is printed and
+nothing is published.`,
+		Example: `  tinyctl apply -f examples/
+  tinyctl apply -f resizer.yaml --dry-run=server
+  tinyctl apply -f resizer.yaml --if-revision 7`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.run(cmd, o) },
+	}
+	a.files.addFlags(cmd.Flags())
+	cmd.Flags().StringVar(&a.dryRun, "dry-run", dryRunNone,
+		`"client": show what would change without publishing; "server": also dry-run the rendered objects on the Kubernetes API server`)
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = dryRunClient
+	cmd.Flags().Uint64Var(&a.ifRevision, "if-revision", 0,
+		"publish only if the component is at this revision (0: only if it does not exist); one component only")
+	a.kube.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func (a *applyOptions) run(cmd *cobra.Command, o *options) error {
+	switch a.dryRun {
+	case dryRunNone, dryRunClient, dryRunServer:
+	default:
+		return usageError{fmt.Errorf("--dry-run must be %q, %q or %q, not %q", dryRunNone, dryRunClient, dryRunServer, a.dryRun)}
+	}
+	comps, err := a.files.load(cmd, o, "published")
+	if err != nil {
+		return err
+	}
+	opts := publish.Options{DryRun: a.dryRun != dryRunNone}
+	if cmd.Flags().Changed("if-revision") {
+		if len(comps) != 1 {
+			return usageError{fmt.Errorf("--if-revision applies to one component, not %d", len(comps))}
+		}
+		opts.IfRevision = &a.ifRevision
+	}
+	ctx, cancel := o.withTimeout(cmd.Context())
+	defer cancel()
+	pv, err := a.preview(o)
+	if err != nil {
+		return err
+	}
+	target, closeStore, err := a.target(ctx, o, opts.DryRun)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	for _, c := range comps {
+		if err := a.publishOne(ctx, o, target, pv, c, opts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// preview connects to the API server for --dry-run=server, else is nil.
+func (a *applyOptions) preview(o *options) (*preview.Preview, error) {
+	if a.dryRun != dryRunServer {
+		return nil, nil
+	}
+	cfg, err := a.kube.RESTConfig(o.nats.RequestTimeout, o.errOut)
+	if err != nil {
+		return nil, err
+	}
+	return preview.New(cfg)
+}
+
+// target opens the spec bucket. A dry run never creates it: a missing
+// bucket reads as empty.
+func (a *applyOptions) target(ctx context.Context, o *options, dryRun bool) (publish.Store, func(), error) {
+	s, err := o.openStore(ctx, !dryRun)
+	switch {
+	case errors.Is(err, errNoBucket):
+		return publish.EmptyStore{}, func() {}, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	return s, s.Close, nil
+}
+
+// publishOne publishes c (or decides what publishing would do) and prints
+// the outcome, then the server dry-run of its objects when asked.
+func (a *applyOptions) publishOne(ctx context.Context, o *options, s publish.Store, pv *preview.Preview, c manifest.Component, opts publish.Options) error {
+	res, err := publish.Publish(ctx, s, c.Key, c.Canonical, opts)
+	if err != nil {
+		return err
+	}
+	st := o.style()
+	action := string(res.Action)
+	if res.Action != publish.Unchanged {
+		action = st.Green(action)
+	}
+	switch a.dryRun {
+	case dryRunNone:
+		fmt.Fprintf(o.out, "component/%s %s (revision %d)\n", res.Key, action, res.Revision)
+		return nil
+	case dryRunClient:
+		fmt.Fprintf(o.out, "component/%s %s (dry run)\n", res.Key, action)
+		return nil
+	}
+	fmt.Fprintf(o.out, "component/%s %s (server dry run)\n", res.Key, action)
+	p := o.progress("dry-running component " + c.Key + " on the API server")
+	results, err := pv.DryRunComponent(ctx, c.Component, res.Revision, render.DefaultCluster())
+	p.Stop()
+	for _, r := range results {
+		if r.Note != "" {
+			fmt.Fprintf(o.out, "  %s %s\n", r.Ref, st.Yellow(r.Note))
+			continue
+		}
+		fmt.Fprintf(o.out, "  %s accepted by the API server\n", r.Ref)
+	}
+	return err
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/cli"
+)
+
+type getOptions struct {
+	output string
+	all    bool
+}
+
+func newGetCmd(o *options) *cobra.Command {
+	g := &getOptions{}
+	cmd := &cobra.Command{
+		Use:   "get [NAME]",
+		Short: "Show a component as stored, or list the components of a namespace",
+		Long: `Get NAME prints the component as stored in the spec bucket, as YAML by default:
+the output can be edited and applied again. Without NAME it lists components
+like "tinyctl list".`,
+		Example: `  tinyctl get resizer -n media
+  tinyctl get resizer -n media -o json
+  tinyctl get -A`,
+		Args:              usageArgs(cobra.MaximumNArgs(1)),
+		ValidArgsFunction: o.completeNames,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return listRun(cmd.Context(), o, g.output, g.all)
+			}
+			if g.all {
+				return usageError{errors.New("--all-namespaces cannot be used with a NAME")}
+			}
+			return g.one(cmd.Context(), o, args[0])
+		},
+	}
+	addOutputFlag(cmd, &g.output, "yaml for NAME, table otherwise", cli.FormatYAML, cli.FormatJSON, cli.FormatTable)
+	cmd.Flags().BoolVarP(&g.all, "all-namespaces", "A", false, "list the components of every namespace")
+	return cmd
+}
+
+// addOutputFlag registers -o with completion of its values.
+func addOutputFlag(cmd *cobra.Command, target *string, def string, formats ...cli.Format) {
+	names := make([]string, len(formats))
+	for i, f := range formats {
+		names[i] = string(f)
+	}
+	cmd.Flags().StringVarP(target, "output", "o", "", fmt.Sprintf("output format: %v (default %s)", names, def))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(names, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// format parses -o, using def when it was not given.
+func format(value string, def cli.Format, allowed ...cli.Format) (cli.Format, error) {
+	if value == "" {
+		return def, nil
+	}
+	f, err := cli.ParseFormat(value, allowed...)
+	if err != nil {
+		return "", usageError{err}
+	}
+	return f, nil
+}
+
+// one prints component name of the selected namespace.
+func (g *getOptions) one(ctx context.Context, o *options, name string) error {
+	f, err := format(g.output, cli.FormatYAML, cli.FormatYAML, cli.FormatJSON, cli.FormatTable)
+	if err != nil {
+		return err
+	}
+	key, err := o.key(name)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := o.withTimeout(ctx)
+	defer cancel()
+	e, err := o.getEntry(ctx, key, name)
+	if err != nil {
+		return err
+	}
+	if f == cli.FormatTable {
+		t := componentTable(o)
+		componentRow(t, o, e)
+		return t.Flush()
+	}
+	return o.printStored(e, f)
+}
+
+// getEntry reads the latest value of key, or says component name does not
+// exist.
+func (o *options) getEntry(ctx context.Context, key, name string) (bus.Entry, error) {
+	s, err := o.openFor(ctx, name)
+	if err != nil {
+		return bus.Entry{}, err
+	}
+	defer s.Close()
+	e, err := s.Get(ctx, key)
+	if errors.Is(err, bus.ErrNotFound) {
+		return bus.Entry{}, o.notFound(name)
+	}
+	return e, err
+}
+
+// printStored prints a stored component as YAML or JSON. A value that does
+// not decode is printed as stored, with a warning.
+func (o *options) printStored(e bus.Entry, f cli.Format) error {
+	c, err := api.Decode(e.Value)
+	if err != nil {
+		o.warn(fmt.Sprintf("component %s revision %d is not a valid component, shown as stored: %v", e.Key, e.Revision, err))
+		_, err := fmt.Fprintf(o.out, "%s\n", e.Value)
+		return err
+	}
+	b, err := api.Canonical(c)
+	if err != nil {
+		return err
+	}
+	if f == cli.FormatJSON {
+		return cli.WriteJSON(o.out, json.RawMessage(b))
+	}
+	y, err := cli.JSONToYAML(b)
+	if err != nil {
+		return err
+	}
+	_, err = o.out.Write(y)
+	return err
+}
+
+// componentTable starts the table get and list print.
+func componentTable(o *options) *cli.Table {
+	return cli.NewTable(o.out, "NAMESPACE", "NAME", "IMAGE", "SCALING", "REVISION", "AGE")
+}
+
+func componentRow(t *cli.Table, o *options, e bus.Entry) {
+	ns, name, err := api.ParseKey(e.Key)
+	if err != nil {
+		ns, name = "<invalid key>", e.Key
+	}
+	t.Row(ns, name, cli.ImageOf(e.Value), cli.ScalingOf(e.Value), strconv.FormatUint(e.Revision, 10), cli.Age(e.Created, o.now()))
+}

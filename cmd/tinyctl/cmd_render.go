@@ -1,0 +1,59 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/tinyctl/tinyctl/internal/cli"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+func newRenderCmd(o *options) *cobra.Command {
+	var (
+		files  fileFlags
+		output string
+	)
+	cmd := &cobra.Command{
+		Use:   "render -f FILE|DIR|-",
+		Short: "Print the Kubernetes objects and JetStream configs components produce (offline)",
+		Long: `Render validates the components given with -f and prints what the controller
+makes of each one for a cluster installed with default settings: the
+Deployment, NetworkPolicy and ScaledObject as YAML documents, then the
+JetStream stream and consumer configurations (JetStream API JSON fields), each
+document headed by a comment. It needs neither NATS nor Kubernetes.
+-o json prints a RenderList (see docs/cli.md).`,
+		Example: `  tinyctl render -f resizer.yaml
+  tinyctl render -f examples/ -o json`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return renderRun(cmd, o, &files, output) },
+	}
+	files.addFlags(cmd.Flags())
+	addOutputFlag(cmd, &output, "yaml", cli.FormatYAML, cli.FormatJSON)
+	return cmd
+}
+
+func renderRun(cmd *cobra.Command, o *options, files *fileFlags, output string) error {
+	f, err := format(output, cli.FormatYAML, cli.FormatYAML, cli.FormatJSON)
+	if err != nil {
+		return err
+	}
+	comps, err := files.load(cmd, o, "rendered")
+	if err != nil {
+		return err
+	}
+	items := make([]cli.Rendered, 0, len(comps))
+	for _, c := range comps {
+		objs, err := render.Render(c.Component, 0, render.DefaultCluster())
+		if err != nil {
+			return err
+		}
+		kids, err := objs.Children()
+		if err != nil {
+			return err
+		}
+		items = append(items, cli.Rendered{Key: c.Key, Objects: kids, Stream: objs.Stream, Consumer: objs.Consumer})
+	}
+	if f == cli.FormatJSON {
+		return cli.WriteJSON(o.out, cli.NewRenderList(items))
+	}
+	return cli.WriteRenderedYAML(o.out, items)
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/cli"
+	"github.com/tinyctl/tinyctl/render"
+	"github.com/tinyctl/tinyctl/serve"
+)
+
+// serveFlags are the flags of `tinyctl serve`.
+type serveFlags struct {
+	kube                   cli.KubeFlags
+	cfg                    serve.Config
+	clusterLabels          map[string]string
+	natsPodLabels          map[string]string
+	logLevel, logFormat    string
+	embedded               bool
+	embeddedStore          string
+	embeddedPort, embedMon int
+}
+
+func newServeCmd(o *options) *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the controller: reconcile the spec bucket into this cluster",
+		Long: `serve watches the spec bucket and reconciles every component into this
+cluster: a JetStream stream and durable consumer, a Deployment, a NetworkPolicy
+and a KEDA ScaledObject. Several replicas may run; one holds the cluster's lease
+in NATS and writes, the others wait. SIGTERM stops taking work, lets in-flight
+reconciles finish within --shutdown-grace and releases the lease.
+
+Every flag can also be set by the environment variable shown with it.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, o) },
+	}
+	f.addFlags(cmd.Flags())
+	return cmd
+}
+
+func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
+	c := &f.cfg
+	f.kube.AddFlags(fs)
+	bind := func(name, env string) { cli.BindEnv(fs, name, env) }
+	fs.StringVar(&c.Cluster.Name, "cluster-name", render.DefaultClusterName, "this cluster's name in status records, heartbeats, leases and placement")
+	bind("cluster-name", "TINYCTL_CLUSTER_NAME")
+	fs.StringToStringVar(&f.clusterLabels, "cluster-labels", nil, "this cluster's labels for placement.clusterSelector, k=v,k=v")
+	bind("cluster-labels", "TINYCTL_CLUSTER_LABELS")
+	fs.IntVar(&c.Workers, "workers", 4, "components reconciled in parallel")
+	bind("workers", "TINYCTL_WORKERS")
+	fs.StringSliceVar(&c.Namespaces, "namespaces", nil, "namespaces the controller may manage, comma-separated (default: all)")
+	bind("namespaces", "TINYCTL_NAMESPACES")
+	fs.BoolVar(&c.CreateNamespaces, "create-namespaces", false, "create a component's namespace when it does not exist")
+	bind("create-namespaces", "TINYCTL_CREATE_NAMESPACES")
+	fs.StringVar(&c.StatusBucket, "status-bucket", bus.DefaultStatusBucket, "JetStream KV bucket for status records")
+	bind("status-bucket", "TINYCTL_STATUS_BUCKET")
+	f.addRenderFlags(fs)
+	f.addProcessFlags(fs)
+}
+
+// addRenderFlags are what workers and KEDA are told about NATS.
+func (f *serveFlags) addRenderFlags(fs *pflag.FlagSet) {
+	n := &f.cfg.Cluster.NATS
+	bind := func(name, env string) { cli.BindEnv(fs, name, env) }
+	fs.StringVar(&n.URL, "worker-nats-url", render.DefaultNATSURL, "NATS URL given to workers (NATS_URL)")
+	bind("worker-nats-url", "TINYCTL_WORKER_NATS_URL")
+	fs.StringVar(&n.Namespace, "nats-namespace", render.DefaultNATSNamespace, "namespace of the NATS pods workers may reach")
+	bind("nats-namespace", "TINYCTL_NATS_NAMESPACE")
+	fs.StringToStringVar(&f.natsPodLabels, "nats-pod-labels", map[string]string{"app.kubernetes.io/name": "nats"}, "labels of the NATS pods workers may reach")
+	bind("nats-pod-labels", "TINYCTL_NATS_POD_LABELS")
+	fs.StringVar(&n.MonitoringEndpoint, "keda-monitoring-endpoint", render.DefaultMonitoringEndpoint, "NATS monitoring host:port KEDA reads (natsServerMonitoringEndpoint)")
+	bind("keda-monitoring-endpoint", "TINYCTL_KEDA_MONITORING_ENDPOINT")
+	fs.StringVar(&n.Account, "keda-account", render.DefaultAccount, "NATS account KEDA reads the consumers of")
+	bind("keda-account", "TINYCTL_KEDA_ACCOUNT")
+	fs.StringVar(&n.CredentialsSecret, "credentials-secret", "", "Secret (in each component's namespace) with NATS credentials to mount into workers")
+	bind("credentials-secret", "TINYCTL_CREDENTIALS_SECRET")
+}
+
+// addProcessFlags tune the process itself.
+func (f *serveFlags) addProcessFlags(fs *pflag.FlagSet) {
+	c := &f.cfg
+	bind := func(name, env string) { cli.BindEnv(fs, name, env) }
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", ":9090", `Prometheus /metrics listen address ("-" disables)`)
+	bind("metrics-addr", "TINYCTL_METRICS_ADDR")
+	fs.StringVar(&c.HealthAddr, "health-addr", ":8081", `/healthz and /readyz listen address ("-" disables)`)
+	bind("health-addr", "TINYCTL_HEALTH_ADDR")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	bind("log-level", "TINYCTL_LOG_LEVEL")
+	fs.StringVar(&f.logFormat, "log-format", "auto", "json, console, or auto (console on a terminal)")
+	bind("log-format", "TINYCTL_LOG_FORMAT")
+	fs.StringVar(&c.Holder, "holder", "", "this process's name in the lease (default: hostname-pid)")
+	bind("holder", "TINYCTL_HOLDER")
+	fs.DurationVar(&c.LeaseTTL, "lease-ttl", bus.DefaultLeaseTTL, "how long a silent leader keeps the lease (whole seconds)")
+	bind("lease-ttl", "TINYCTL_LEASE_TTL")
+	fs.DurationVar(&c.HeartbeatTTL, "heartbeat-ttl", 30*time.Second, "how long this cluster's status stays live without a heartbeat (whole seconds)")
+	bind("heartbeat-ttl", "TINYCTL_HEARTBEAT_TTL")
+	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 10*time.Second, "how long in-flight reconciles may finish after SIGTERM")
+	bind("shutdown-grace", "TINYCTL_SHUTDOWN_GRACE")
+	fs.DurationVar(&c.Recheck, "recheck", 30*time.Second, "period of the checks for waiting components, deleted streams and orphans")
+	bind("recheck", "TINYCTL_RECHECK")
+	fs.BoolVar(&f.embedded, "embedded-nats", false, "run a NATS server with JetStream inside this process and use it")
+	bind("embedded-nats", "TINYCTL_EMBEDDED_NATS")
+	fs.StringVar(&f.embeddedStore, "embedded-nats-store", "tinyctl-data", "JetStream store directory of the embedded server")
+	bind("embedded-nats-store", "TINYCTL_EMBEDDED_NATS_STORE")
+	fs.IntVar(&f.embeddedPort, "embedded-nats-port", 4222, "client port of the embedded server (-1: random)")
+	bind("embedded-nats-port", "TINYCTL_EMBEDDED_NATS_PORT")
+	fs.IntVar(&f.embedMon, "embedded-nats-monitor-port", 8222, "monitoring port of the embedded server (0: off, -1: random)")
+	bind("embedded-nats-monitor-port", "TINYCTL_EMBEDDED_NATS_MONITOR_PORT")
+}
+
+func (f *serveFlags) run(cmd *cobra.Command, o *options) error {
+	log, err := newLogger(o.errOut, f.logLevel, f.logFormat)
+	if err != nil {
+		return usageError{err}
+	}
+	cfg := f.cfg
+	cfg.Kubeconfig, cfg.KubeContext = f.kube.Kubeconfig, f.kube.Context
+	cfg.ClusterLabels = f.clusterLabels
+	cfg.Cluster.NATS.PodLabels = f.natsPodLabels
+	cfg.SpecBucket = o.nats.Bucket
+	if f.embedded {
+		cfg.Embedded = &bus.EmbeddedConfig{StoreDir: f.embeddedStore, Port: f.embeddedPort, MonitorPort: f.embedMon}
+	} else if cfg.NATS, _, err = o.nats.Config(o.getenv); err != nil {
+		return err
+	}
+	return serve.Run(log.WithContext(cmd.Context()), cfg)
+}
+
+// newLogger builds the process logger: JSON, or human console output on a
+// terminal (auto).
+func newLogger(w io.Writer, level, format string) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil || level == "" {
+		return zerolog.Logger{}, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	switch format {
+	case "json":
+	case "console":
+		return zerolog.New(zerolog.ConsoleWriter{Out: w}).Level(lvl).With().Timestamp().Logger(), nil
+	case "auto":
+		if cli.IsTerminal(w) {
+			return zerolog.New(zerolog.ConsoleWriter{Out: w}).Level(lvl).With().Timestamp().Logger(), nil
+		}
+	default:
+		return zerolog.Logger{}, fmt.Errorf("--log-format %q: want json, console or auto", format)
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+}

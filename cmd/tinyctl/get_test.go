@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// documentedJSON is the stored form of the minimal component, exactly as
+// docs/component.md shows it (unwrapped).
+const documentedJSON = `{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"extractor","namespace":"workers"},` +
+	`"spec":{"image":"registry.example.com/acme/extractor:1.4.2","jobs":{"subjects":["jobs.extract.>"],` +
+	`"stream":{"replicas":1,"storage":"file","maxAge":"24h","duplicateWindow":"2m"},` +
+	`"consumer":{"ackWait":"30s","maxDeliver":5,"maxAckPending":1000}},"replicas":1,"egress":"none",` +
+	`"deletion":{"stream":"Retain"}}}`
+
+func TestRawKVPutShowsLikeAnApply(t *testing.T) {
+	t.Parallel()
+	u := newUser(t)
+	ctx := context.Background()
+
+	// One bucket gets the component from tinyctl apply...
+	doc := strings.Replace(component("workers", "extractor", "registry.example.com/acme/extractor:1.4.2"), "jobs.extractor.>", "jobs.extract.>", 1)
+	f := u.file("extractor.yaml", doc)
+	u.must("apply", "-f", f, "--bucket", "applied")
+	stored, err := u.specs("applied").Get(ctx, "workers.extractor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(stored.Value) != documentedJSON {
+		t.Errorf("apply stored\n%s\nwant the documented JSON\n%s", stored.Value, documentedJSON)
+	}
+
+	// ...the other from a script with plain nats.go.
+	js, err := jetstream.New(u.nats.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "raw", History: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "workers.extractor", []byte(documentedJSON)); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, args := range [][]string{
+		{"get", "extractor", "-n", "workers"},
+		{"get", "extractor", "-n", "workers", "-o", "json"},
+		{"list", "-n", "workers"},
+		{"history", "extractor", "-n", "workers"},
+	} {
+		applied := u.must(append(args, "--bucket", "applied")...)
+		raw := u.must(append(args, "--bucket", "raw")...)
+		if applied.stdout != raw.stdout {
+			t.Errorf("tinyctl %s differs:\napplied:\n%s\nraw put:\n%s", strings.Join(args, " "), applied.stdout, raw.stdout)
+		}
+	}
+}
+
+func TestGetShowsOneComponent(t *testing.T) {
+	t.Parallel()
+	u := newUser(t)
+	// Values a YAML 1.1 reader would take for booleans or numbers must
+	// come back quoted.
+	env := "  env: [{name: VERBOSE, value: \"yes\"}, {name: PORT, value: \"8080\"}, {name: \"N\", value: \"n\"}]\n  jobs:"
+	f := u.file("c.yaml", strings.Replace(component("media", "resizer", "acme/resizer:1.0.0"), "  jobs:", env, 1))
+	u.must("apply", "-f", f)
+
+	yml := u.must("get", "resizer", "-n", "media").stdout
+	for _, want := range []string{"apiVersion: tinyctl.io/v1alpha1\nkind: Component\nmetadata:\n  name: resizer\n  namespace: media\nspec:\n  image: acme/resizer:1.0.0\n", "    subjects:\n    - jobs.resizer.>\n", "  - name: VERBOSE\n    value: \"yes\"\n"} {
+		if !strings.Contains(yml, want) {
+			t.Errorf("get -o yaml lacks %q:\n%s", want, yml)
+		}
+	}
+	// What get prints can be applied again, and changes nothing.
+	again := u.file("again.yaml", yml)
+	expect(t, u.run("apply", "-f", again), 0, []string{"component/media.resizer unchanged (revision 1)"}, nil)
+
+	tbl := u.must("get", "resizer", "-n", "media", "-o", "table").stdout
+	lines := strings.Split(strings.TrimSpace(tbl), "\n")
+	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAMESPACE NAME IMAGE SCALING REVISION AGE" ||
+		!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "media resizer acme/resizer:1.0.0 fixed 1 1 ") {
+		t.Errorf("get -o table:\n%s", tbl)
+	}
+}
+
+func TestGetAndListErrors(t *testing.T) {
+	t.Parallel()
+	u := newUser(t)
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"missing component", []string{"get", "nope"}, 1, `Error: component "nope" not found in namespace "default"` + "\n"},
+		{"invalid name", []string{"get", "No_Such"}, 2, `Error: component "No_Such" in namespace "default": not a valid name: component key "default.No_Such": "No_Such" a lowercase RFC 1123 label`},
+		{"unknown output format", []string{"list", "-o", "xml"}, 2, `Error: unknown output format "xml": use one of table, yaml, json` + "\n"},
+		{"NAME with -A", []string{"get", "x", "-A"}, 2, "Error: --all-namespaces cannot be used with a NAME\n"},
+		{"too many arguments", []string{"get", "a", "b"}, 2, "Error: accepts at most 1 arg(s), received 2\n"},
+		{"bad environment value", []string{"list"}, 2, `Error: environment variable TINYCTL_REQUEST_TIMEOUT="soon": invalid argument "soon" for "--request-timeout" flag`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var env []string
+			if tt.name == "bad environment value" {
+				env = []string{"TINYCTL_REQUEST_TIMEOUT=soon"}
+			}
+			expect(t, u.runIn("", env, tt.args...), tt.code, nil, []string{tt.stderr})
+		})
+	}
+	if keys := u.keys("tinyctl-components"); keys != nil {
+		t.Errorf("reading created the bucket and %v", keys)
+	}
+}
+
+func TestListTableAndMachineOutput(t *testing.T) {
+	t.Parallel()
+	u := newUser(t)
+	expect(t, u.run("list"), 0, nil, []string{`No components found in namespace "default".`})
+	scaled := strings.Replace(component("media", "resizer", "acme/resizer:1.0.0"), "  jobs:", "  scaling: {minReplicas: 0, maxReplicas: 20}\n  jobs:", 1)
+	u.must("apply", "-f", u.file("c.yaml", scaled+"---\n"+component("web", "hook", "acme/hook:2.0.0")))
+
+	tbl := u.must("list", "-A").stdout
+	want := [][]string{
+		{"NAMESPACE", "NAME", "IMAGE", "SCALING", "REVISION", "AGE"},
+		{"media", "resizer", "acme/resizer:1.0.0", "auto", "0-20", "1"},
+		{"web", "hook", "acme/hook:2.0.0", "fixed", "1", "2"},
+	}
+	lines := strings.Split(strings.TrimSpace(tbl), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("list -A:\n%s", tbl)
+	}
+	for i, w := range want {
+		if got := strings.Fields(lines[i]); !strings.HasPrefix(strings.Join(got, " "), strings.Join(w, " ")) {
+			t.Errorf("row %d = %q, want it to start with %q", i, lines[i], strings.Join(w, " "))
+		}
+	}
+	if i := strings.Index(lines[0], "IMAGE"); lines[1][i:i+5] != "acme/" || lines[2][i:i+5] != "acme/" {
+		t.Errorf("columns are not aligned:\n%s", tbl)
+	}
+
+	var list struct {
+		APIVersion, Kind string
+		Items            []struct {
+			Key, Operation, Time string
+			Revision             uint64
+			Component            struct{ Metadata struct{ Name string } }
+		}
+	}
+	if err := json.Unmarshal([]byte(u.must("list", "-n", "web", "-o", "json").stdout), &list); err != nil {
+		t.Fatal(err)
+	}
+	if list.APIVersion != "tinyctl.io/v1alpha1" || list.Kind != "ComponentList" || len(list.Items) != 1 {
+		t.Fatalf("list -o json = %+v", list)
+	}
+	it := list.Items[0]
+	if it.Key != "web.hook" || it.Revision != 2 || it.Operation != "put" || it.Time == "" || it.Component.Metadata.Name != "hook" {
+		t.Errorf("item = %+v", it)
+	}
+	yml := u.must("list", "-n", "web", "-o", "yaml").stdout
+	if !strings.HasPrefix(yml, "apiVersion: tinyctl.io/v1alpha1\nkind: ComponentList\nitems:\n- key: web.hook\n  revision: 2\n  operation: put\n") {
+		t.Errorf("list -o yaml:\n%s", yml)
+	}
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/cli"
+)
+
+// options are the settings and streams every command shares. newRootCmd
+// makes one and hands it to each command's constructor.
+type options struct {
+	out, errOut io.Writer
+	getenv      func(string) string
+	now         func() time.Time
+
+	nats      cli.NATSFlags
+	namespace string
+}
+
+// addGlobalFlags registers the connection flags and -n on the root
+// command, for every command.
+func (o *options) addGlobalFlags(fs *pflag.FlagSet) {
+	o.nats.AddFlags(fs)
+	fs.StringVarP(&o.namespace, "namespace", "n", "default", "namespace of the components")
+	cli.BindEnv(fs, "namespace", "TINYCTL_NAMESPACE")
+}
+
+// applyEnv fills the flags the user did not give from their TINYCTL_*
+// environment variables. It runs before every command.
+func (o *options) applyEnv(cmd *cobra.Command, _ []string) error {
+	if err := cli.ApplyEnv(cmd.Flags(), o.getenv); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// withTimeout bounds ctx by --request-timeout (0: no bound).
+func (o *options) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if o.nats.RequestTimeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, o.nats.RequestTimeout)
+}
+
+// style colours output on a terminal only.
+func (o *options) style() cli.Style { return cli.StyleFor(o.out, o.getenv) }
+
+// warn prints a warning on stderr.
+func (o *options) warn(msg string) {
+	fmt.Fprintln(o.errOut, cli.StyleFor(o.errOut, o.getenv).Yellow("Warning:"), msg)
+}
+
+// progress starts telling a user on a terminal, after a second, what a
+// slow operation waits for. Call Stop when it ends.
+func (o *options) progress(msg string) *cli.Progress {
+	return cli.StartProgress(o.errOut, cli.IsTerminal(o.errOut), msg)
+}
+
+// connect opens a NATS connection from the flags, environment and NATS
+// context, telling a user on a terminal what it waits for after a second.
+func (o *options) connect(ctx context.Context) (*bus.Conn, error) {
+	cfg, warnings, err := o.nats.Config(o.getenv)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		o.warn(w)
+	}
+	p := o.progress("connecting to NATS at " + strings.Join(cfg.URLs, ","))
+	defer p.Stop()
+	return bus.Connect(ctx, cfg, nil)
+}
+
+// errNoBucket means the spec bucket does not exist; readers treat it as
+// empty.
+var errNoBucket = errors.New("spec bucket does not exist")
+
+// store is an open spec bucket and how many revisions it keeps per key.
+type store struct {
+	*bus.SpecStore
+	history int
+	conn    *bus.Conn
+}
+
+// Close closes the connection.
+func (s *store) Close() { s.conn.Close() }
+
+// openStore connects and opens the spec bucket, adopting the settings of
+// an existing bucket. A missing bucket is created when create is true and
+// is errNoBucket otherwise, so that reading never creates one.
+func (o *options) openStore(ctx context.Context, create bool) (*store, error) {
+	conn, err := o.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg := bus.BucketConfig{Bucket: o.nats.Bucket}
+	kv, err := conn.JetStream().KeyValue(ctx, o.nats.Bucket)
+	switch {
+	case errors.Is(err, jetstream.ErrBucketNotFound) && !create:
+		conn.Close()
+		return nil, errNoBucket
+	case errors.Is(err, jetstream.ErrBucketNotFound):
+	case err != nil:
+		conn.Close()
+		return nil, fmt.Errorf("open bucket %s: %w", o.nats.Bucket, err)
+	default:
+		if cfg, err = existingConfig(ctx, kv); err != nil {
+			conn.Close()
+			return nil, err
+		}
+	}
+	s, err := bus.OpenSpecStore(ctx, conn, cfg)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	history := int(cfg.History)
+	if history == 0 {
+		history = bus.DefaultSpecHistory
+	}
+	return &store{SpecStore: s, history: history, conn: conn}, nil
+}
+
+// existingConfig reads the settings of an existing bucket.
+func existingConfig(ctx context.Context, kv jetstream.KeyValue) (bus.BucketConfig, error) {
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return bus.BucketConfig{}, fmt.Errorf("bucket %s status: %w", kv.Bucket(), err)
+	}
+	c := st.Config()
+	return bus.BucketConfig{Bucket: c.Bucket, History: c.History, Replicas: c.Replicas, Storage: c.Storage}, nil
+}
+
+// key returns the spec-bucket key of component name in the selected
+// namespace, or a usage error when either is not a valid name.
+func (o *options) key(name string) (string, error) {
+	key := api.Key(o.namespace, name)
+	if _, _, err := api.ParseKey(key); err != nil {
+		return "", usageError{fmt.Errorf("component %q in namespace %q: not a valid name: %w", name, o.namespace, err)}
+	}
+	return key, nil
+}
+
+// openFor opens the existing spec bucket to work on component name; a
+// missing bucket means the component does not exist.
+func (o *options) openFor(ctx context.Context, name string) (*store, error) {
+	s, err := o.openStore(ctx, false)
+	if errors.Is(err, errNoBucket) {
+		return nil, o.notFound(name)
+	}
+	return s, err
+}
+
+// notFound is the error for a component that does not exist.
+func (o *options) notFound(name string) error {
+	return fmt.Errorf("component %q not found in namespace %q", name, o.namespace)
+}

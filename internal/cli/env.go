@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+)
+
+// envAnnotation is the pflag annotation that names a flag's environment
+// variable.
+const envAnnotation = "tinyctl.io/env"
+
+// BindEnv makes the flag name of fs read the environment variable env when
+// the flag is not given (see ApplyEnv) and mentions env in its help text.
+// It panics if fs has no such flag, which is a programming error.
+func BindEnv(fs *pflag.FlagSet, name, env string) {
+	f := fs.Lookup(name)
+	if f == nil {
+		panic("cli: BindEnv: no flag --" + name)
+	}
+	if f.Annotations == nil {
+		f.Annotations = map[string][]string{}
+	}
+	f.Annotations[envAnnotation] = []string{env}
+	f.Usage += " [$" + env + "]"
+}
+
+// EnvOf returns the environment variable bound to f, or "".
+func EnvOf(f *pflag.Flag) string {
+	if v := f.Annotations[envAnnotation]; len(v) == 1 {
+		return v[0]
+	}
+	return ""
+}
+
+// ApplyEnv sets every flag of fs that was not given on the command line and
+// has a bound environment variable that getenv returns non-empty. Such a
+// flag then counts as set (Changed), exactly as if it had been given. It
+// returns an error naming the variable when its value does not parse.
+func ApplyEnv(fs *pflag.FlagSet, getenv func(string) string) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		env := EnvOf(f)
+		if err != nil || env == "" || f.Changed {
+			return
+		}
+		v := getenv(env)
+		if v == "" {
+			return
+		}
+		if setErr := fs.Set(f.Name, v); setErr != nil {
+			err = fmt.Errorf("environment variable %s=%q: %w", env, v, setErr)
+		}
+	})
+	return err
+}

@@ -1,0 +1,103 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/cli"
+)
+
+func TestTableAlignsColumns(t *testing.T) {
+	var b bytes.Buffer
+	tbl := cli.NewTable(&b, "NAME", "IMAGE", "AGE")
+	tbl.Row("a", "acme/a:1", "5s")
+	tbl.Row("longer-name", "", "2d")
+	if err := tbl.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := "NAME          IMAGE      AGE\n" +
+		"a             acme/a:1   5s\n" +
+		"longer-name   <none>     2d\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+}
+
+func TestAge(t *testing.T) {
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	for in, want := range map[time.Duration]string{
+		45 * time.Second: "45s", 12 * time.Minute: "12m", 3*time.Hour + 4*time.Minute: "3h4m", 5 * 24 * time.Hour: "5d",
+	} {
+		if got := cli.Age(now.Add(-in), now); got != want {
+			t.Errorf("Age(%s ago) = %q, want %q", in, got, want)
+		}
+	}
+	if got := cli.Age(time.Time{}, now); got != "<unknown>" {
+		t.Errorf("Age(zero) = %q", got)
+	}
+}
+
+func TestJSONToYAMLKeepsOrderAndQuotesOnlyWhenNeeded(t *testing.T) {
+	got, err := cli.JSONToYAML([]byte(`{"spec":{"image":"a:1","env":[{"name":"PORT","value":"8080"}],"subjects":["jobs.>"],"on":"yes","off":"no","empty":"","colon":"a: b","n":3}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "spec:\n  image: a:1\n  env:\n  - name: PORT\n    value: \"8080\"\n  subjects:\n  - jobs.>\n  \"on\": \"yes\"\n  \"off\": \"no\"\n  empty: \"\"\n  colon: \"a: b\"\n  \"n\": 3\n"
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("yaml (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseFormat(t *testing.T) {
+	if f, err := cli.ParseFormat("json", cli.FormatTable, cli.FormatJSON); err != nil || f != cli.FormatJSON {
+		t.Errorf("ParseFormat(json) = %q, %v", f, err)
+	}
+	_, err := cli.ParseFormat("xml", cli.FormatTable, cli.FormatJSON)
+	if err == nil || err.Error() != `unknown output format "xml": use one of table, json` {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestStyleIsPlainOffATerminal(t *testing.T) {
+	var b bytes.Buffer
+	if got := cli.StyleFor(&b, func(string) string { return "" }).Green("created"); got != "created" {
+		t.Errorf("Green off a terminal = %q, want plain text", got)
+	}
+}
+
+func TestNewItemDescribesRevisions(t *testing.T) {
+	at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.FixedZone("x", 3600))
+	valid := `{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"a"},"spec":{"image":"a:1","jobs":{"subjects":["j.a"]}}}`
+	tests := []struct {
+		name  string
+		entry bus.Entry
+		want  string
+	}{
+		{"a put", bus.Entry{Key: "default.a", Revision: 3, Op: bus.OpPut, Created: at, Value: []byte(valid)},
+			`{"key":"default.a","revision":3,"operation":"put","time":"2025-06-01T11:00:00Z","component":` + valid + `}`},
+		{"a delete marker", bus.Entry{Key: "default.a", Revision: 4, Op: bus.OpDelete, Created: at},
+			`{"key":"default.a","revision":4,"operation":"delete","time":"2025-06-01T11:00:00Z"}`},
+		{"a value that does not decode", bus.Entry{Key: "default.a", Revision: 5, Op: bus.OpPut, Created: at, Value: []byte(`{"spec":1}`)},
+			`{"key":"default.a","revision":5,"operation":"put","time":"2025-06-01T11:00:00Z","error":"decode component: spec: must be an object, not a number"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := cli.MarshalJSON(cli.NewItem(tt.entry))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, b); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, compact.String()); diff != "" {
+				t.Errorf("item (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,42 @@
+package publish_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/testenv"
+)
+
+// openStore starts a NATS server and opens the default spec bucket on it.
+func openStore(t *testing.T) (context.Context, *bus.SpecStore) {
+	t.Helper()
+	s := testenv.NATS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	conn, err := bus.NewConn(s.Connect(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := bus.OpenSpecStore(ctx, conn, bus.BucketConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, store
+}
+
+func put(t *testing.T, ctx context.Context, s *bus.SpecStore, key, value string) uint64 {
+	t.Helper()
+	rev, err := s.Put(ctx, key, []byte(value))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rev
+}
+
+func entry(rev uint64, op bus.Op, value string) bus.Entry {
+	return bus.Entry{Key: "media.resizer", Revision: rev, Op: op, Value: []byte(value)}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,42 @@
+package publish_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/publish"
+)
+
+const v1 = `{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"resizer","namespace":"media"},` +
+	`"spec":{"image":"acme/resizer:1.0.0","jobs":{"subjects":["jobs.resize"]},"replicas":1}}`
+
+func TestChangesSummariseEachRevision(t *testing.T) {
+	v2 := strings.Replace(v1, "1.0.0", "1.1.0", 1)
+	v3 := strings.Replace(strings.Replace(v2, `"replicas":1`, `"replicas":2`, 1), `"namespace":"media"}`, `"namespace":"media","labels":{"a":"b"}}`, 1)
+	hist := []bus.Entry{
+		entry(1, bus.OpPut, v1), entry(2, bus.OpPut, v2), entry(3, bus.OpPut, v3), entry(4, bus.OpPut, v3),
+		entry(5, bus.OpDelete, ""), entry(6, bus.OpPut, v1), entry(7, bus.OpPut, "image: [oops"),
+	}
+	var got []string
+	for _, c := range publish.Changes(hist, 16) {
+		got = append(got, c.Op.String()+" "+c.Image+" "+c.Summary)
+	}
+	want := []string{
+		"put acme/resizer:1.0.0 created",
+		"put acme/resizer:1.1.0 spec.image",
+		"put acme/resizer:1.1.0 metadata.labels, spec.replicas",
+		"put acme/resizer:1.1.0 no change",
+		"delete  deleted",
+		"put acme/resizer:1.0.0 re-created",
+		"put <invalid> invalid: decode component: yaml: line 1: did not find expected ',' or ']'",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if first := publish.Changes(hist[:2], 2)[0].Summary; first != "oldest kept revision" {
+		t.Errorf("first of a full history: %q, want oldest kept revision", first)
+	}
+}

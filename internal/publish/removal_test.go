@@ -1,0 +1,62 @@
+package publish_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/publish"
+)
+
+func TestRemovalNamesChildrenAndStreamPolicy(t *testing.T) {
+	scaled := strings.Replace(v1, `"replicas":1`, `"scaling":{"maxReplicas":5},"deletion":{"stream":"Delete"}`, 1)
+	tests := []struct {
+		name       string
+		value      string
+		purge      bool
+		wantLines  []string
+		wantPolicy string
+	}{
+		{"fixed replicas, stream retained", v1, false, []string{
+			"Component media.resizer (revision 7) will be deleted.",
+			"The controller then removes:",
+			"  Deployment/media/resizer",
+			"  NetworkPolicy/media/resizer",
+			"The stream tinyctl_media_resizer and its consumer tinyctl_media_resizer_worker are kept with any queued jobs (spec.deletion.stream: Retain).",
+		}, "Retain"},
+		{"scaled, stream deleted, purge", scaled, true, []string{
+			"Component media.resizer (revision 7) will be purged (its history is erased too: it cannot be rolled back).",
+			"The controller then removes:",
+			"  Deployment/media/resizer",
+			"  NetworkPolicy/media/resizer",
+			"  ScaledObject/media/resizer",
+			"The stream tinyctl_media_resizer, its consumer tinyctl_media_resizer_worker and every job still queued in it are deleted (spec.deletion.stream: Delete).",
+			"Note: a controller that has not seen the last value before the purge keeps the stream.",
+		}, "Delete"},
+		{"value that does not decode", "{", false, []string{
+			"Component media.resizer (revision 7) will be deleted.",
+			"Its stored value cannot be read (decode component: yaml: line 1: did not find expected node content), so its objects are named from its key.",
+			"The controller then removes:",
+			"  Deployment/media/resizer",
+			"  NetworkPolicy/media/resizer",
+			"  ScaledObject/media/resizer (if any)",
+			"The stream tinyctl_media_resizer and its consumer tinyctl_media_resizer_worker are kept with any queued jobs (spec.deletion.stream: Retain).",
+		}, "Retain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := publish.PlanRemoval(entry(7, bus.OpPut, tt.value))
+			var b bytes.Buffer
+			r.Describe(&b, tt.purge)
+			if diff := cmp.Diff(tt.wantLines, strings.Split(strings.TrimSpace(b.String()), "\n")); diff != "" {
+				t.Errorf("description (-want +got):\n%s", diff)
+			}
+			if r.StreamPolicy != tt.wantPolicy {
+				t.Errorf("policy %q, want %q", r.StreamPolicy, tt.wantPolicy)
+			}
+		})
+	}
+}

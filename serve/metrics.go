@@ -1,0 +1,105 @@
+package serve
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/reconcile"
+)
+
+// metrics are the controller's Prometheus series. It implements
+// reconcile.Observer.
+type metrics struct {
+	reg        *prometheus.Registry
+	duration   *prometheus.HistogramVec
+	applies    *prometheus.CounterVec
+	retries    *prometheus.CounterVec
+	leader     prometheus.Gauge
+	connected  prometheus.Gauge
+	queueDepth prometheus.GaugeFunc
+	watchLag   prometheus.GaugeFunc
+}
+
+// loopView is what the gauges read from the running loop.
+type loopView interface {
+	QueueDepth() int
+	LastRevision() uint64
+}
+
+func newMetrics(loop func() loopView, latest func() uint64) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "tinyctl_reconcile_duration_seconds",
+		Help:    "Time to reconcile one component key, by result (success or error class).",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+	}, []string{"result"})
+	m.applies = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tinyctl_applies_total",
+		Help: "Kubernetes child writes by kind and result (created, configured, unchanged = skipped, deleted, absent, failed).",
+	}, []string{"kind", "result"})
+	m.retries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tinyctl_reconcile_retries_total",
+		Help: "Keys requeued after a failure, by class (transient or waiting).",
+	}, []string{"class"})
+	m.leader = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "tinyctl_leader", Help: "1 while this process holds the cluster's lease and reconciles.",
+	})
+	m.connected = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "tinyctl_nats_connected", Help: "1 while the NATS connection is up.",
+	})
+	m.queueDepth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tinyctl_queue_depth", Help: "Component keys waiting to be reconciled.",
+	}, func() float64 {
+		if l := loop(); l != nil {
+			return float64(l.QueueDepth())
+		}
+		return 0
+	})
+	m.watchLag = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tinyctl_kv_watch_lag_revisions",
+		Help: "Latest spec-bucket revision minus the last revision the loop has received.",
+	}, func() float64 {
+		l := loop()
+		if l == nil {
+			return 0
+		}
+		if lat, seen := latest(), l.LastRevision(); lat > seen {
+			return float64(lat - seen)
+		}
+		return 0
+	})
+	m.reg.MustRegister(m.duration, m.applies, m.retries, m.leader, m.connected, m.queueDepth, m.watchLag,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Reconciled implements reconcile.Observer.
+func (m *metrics) Reconciled(_ string, d time.Duration, err error) {
+	result := "success"
+	if err != nil {
+		class, _ := reconcile.Classify(err)
+		result = class.String()
+	}
+	m.duration.WithLabelValues(result).Observe(d.Seconds())
+}
+
+// Applied implements reconcile.Observer.
+func (m *metrics) Applied(r apply.Result) {
+	m.applies.WithLabelValues(r.Kind, string(r.Action)).Inc()
+}
+
+// Retried implements reconcile.Observer.
+func (m *metrics) Retried(class reconcile.Class) {
+	m.retries.WithLabelValues(class.String()).Inc()
+}
+
+func boolGauge(g prometheus.Gauge, v bool) {
+	if v {
+		g.Set(1)
+		return
+	}
+	g.Set(0)
+}
