@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/bus"
 )
 
 // Class says how the loop treats a failed reconcile.
@@ -70,6 +73,12 @@ func Classify(err error) (Class, string) {
 		return Waiting, "KindNotInstalled"
 	case errors.Is(err, ErrNamespaceMissing):
 		return Waiting, "NamespaceMissing"
+	case errors.Is(err, bus.ErrPermissionDenied):
+		return Waiting, "PermissionDenied"
+	case errors.Is(err, bus.ErrDrift):
+		return Permanent, "ConsumerDrift"
+	case isRejectedByJetStream(err):
+		return Permanent, "StreamRejected"
 	}
 	return Transient, "Retrying"
 }
@@ -80,4 +89,12 @@ func stepError(step string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", step, err)
+}
+
+// isRejectedByJetStream reports a JetStream API error that retrying the
+// same config cannot fix (replicas above the cluster size, subjects that
+// overlap another stream, an invalid config).
+func isRejectedByJetStream(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && !bus.IsTransient(err)
 }

@@ -65,7 +65,7 @@ Deployment, a NetworkPolicy and a KEDA ScaledObject.`,
 	root.AddCommand(newVersionCmd(),
 		newApplyCmd(o), newGetCmd(o), newListCmd(o), newDeleteCmd(o),
 		newHistoryCmd(o), newRollbackCmd(o), newRenderCmd(o), newDiffCmd(o),
-		newServeCmd(o))
+		newServeCmd(o), newDevCmd(o))
 	strictCompletion(root)
 	return root
 }

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/tinyctl/tinyctl/internal/testenv"
+)
+
+func loopbackAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestDevRunsEverythingAndLeavesNothingBehind runs `tinyctl dev` as the
+// README says, checks that the examples become Deployments in its API
+// server and that tinyctl reaches its NATS, then presses Ctrl-C.
+func TestDevRunsEverythingAndLeavesNothingBehind(t *testing.T) {
+	cmd := exec.Command(binary, "dev", "--nats-port", "-1",
+		"--health-addr", loopbackAddr(t), "--metrics-addr", loopbackAddr(t),
+		"--examples", filepath.Join("..", "..", "examples"))
+	cmd.Env = os.Environ()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	out := readUntil(t, lines, "export TINYCTL_NATS_URL=", 3*time.Minute)
+	kubeconfig := valueAfter(out, "export KUBECONFIG=")
+	natsURL := valueAfter(out, "export TINYCTL_NATS_URL=")
+	stateDir := filepath.Dir(kubeconfig)
+
+	cs := clientFor(t, kubeconfig)
+	for _, d := range []string{"billing/billing-exporter", "docs/pdf-extractor", "media/thumbnailer",
+		"notifications/webhook-sender"} {
+		ns, name, _ := strings.Cut(d, "/")
+		testenv.Eventually(t, 30*time.Second, func() error {
+			_, err := cs.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
+			return err
+		})
+	}
+	// search-indexer selects clusters labelled env=prod; dev is env=dev.
+	if _, err := cs.AppsV1().Deployments("search").Get(context.Background(), "search-indexer", metav1.GetOptions{}); err == nil {
+		t.Error("search-indexer runs in dev mode although its placement selects env=prod")
+	}
+	list := exec.Command(binary, "list", "-A", "--nats-url", natsURL, "--nats-context", "")
+	list.Env = cmd.Env
+	if b, err := list.CombinedOutput(); err != nil || !strings.Contains(string(b), "pdf-extractor") {
+		t.Fatalf("tinyctl list against dev NATS: %v\n%s", err, b)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for range lines { // drain until the process closes its output
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("dev exited with %v after Ctrl-C, want 0", err)
+	}
+	if _, err := os.Stat(stateDir); !os.IsNotExist(err) {
+		t.Errorf("control plane state %s left behind (%v)", stateDir, err)
+	}
+	if _, err := cs.Discovery().ServerVersion(); err == nil {
+		t.Error("the dev API server still answers after Ctrl-C")
+	}
+}
+
+// readUntil collects output lines until one contains marker.
+func readUntil(t *testing.T, lines <-chan string, marker string, within time.Duration) string {
+	t.Helper()
+	var b strings.Builder
+	deadline := time.After(within)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("output ended before %q:\n%s", marker, b.String())
+			}
+			fmt.Fprintln(&b, l)
+			if strings.Contains(l, marker) {
+				return b.String()
+			}
+		case <-deadline:
+			t.Fatalf("no %q within %s:\n%s", marker, within, b.String())
+		}
+	}
+}
+
+func valueAfter(out, prefix string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), prefix); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func clientFor(t *testing.T, kubeconfig string) *kubernetes.Clientset {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatalf("kubeconfig %q: %v", kubeconfig, err)
+	}
+	cfg.Timeout = 2 * time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}

@@ -1,0 +1,199 @@
+package devmode
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/deploy"
+	"github.com/tinyctl/tinyctl/internal/localkube"
+	"github.com/tinyctl/tinyctl/internal/manifest"
+	"github.com/tinyctl/tinyctl/internal/publish"
+	"github.com/tinyctl/tinyctl/render"
+	"github.com/tinyctl/tinyctl/serve"
+)
+
+// The dev cluster's name and labels, as placement sees them.
+const ClusterName = "dev"
+
+// ClusterLabels are the dev cluster's labels.
+var ClusterLabels = map[string]string{"env": "dev"}
+
+// Options configure Run.
+type Options struct {
+	// Dir keeps NATS data and the control plane's state; empty means a
+	// temporary directory removed on exit.
+	Dir string
+	// NATSPort is the embedded server's client port (-1: a free one).
+	NATSPort int
+	// Examples is a file or directory of components to publish at start;
+	// empty publishes nothing.
+	Examples string
+	// HealthAddr and MetricsAddr are the controller's listen addresses.
+	HealthAddr, MetricsAddr string
+	// Out receives what the user reads: progress, then how to connect.
+	Out io.Writer
+	// Log receives the controller's log.
+	Log zerolog.Logger
+}
+
+// Run starts everything, prints how to use it, and runs until ctx ends.
+// It returns an error when a part cannot start; whatever started is
+// stopped first.
+func Run(ctx context.Context, o Options) error {
+	dir, cleanup, err := stateDir(o.Dir)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	step(o.Out, "starting NATS with JetStream")
+	nats, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{
+		StoreDir: filepath.Join(dir, "nats"), Port: o.NATSPort, MonitorPort: -1, ServerName: "tinyctl-dev"})
+	if err != nil {
+		return fmt.Errorf("embedded NATS: %w (is port %d in use? try --nats-port -1)", err, o.NATSPort)
+	}
+	defer func() { _ = nats.Shutdown(context.WithoutCancel(ctx)) }()
+
+	step(o.Out, "starting a local Kubernetes control plane (etcd + kube-apiserver)")
+	cp, err := localkube.Start(ctx, localkube.Options{Log: o.Out})
+	if err != nil {
+		return err
+	}
+	defer cp.Stop()
+	if err := installCRDs(ctx, cp); err != nil {
+		return err
+	}
+	return runController(ctx, o, nats, cp)
+}
+
+func runController(ctx context.Context, o Options, nats *bus.Embedded, cp *localkube.ControlPlane) error {
+	step(o.Out, "starting the controller")
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve.Run(o.Log.WithContext(ctx), serve.Config{
+			NATS:             bus.Config{URLs: []string{nats.ClientURL()}, Name: "tinyctl-dev"},
+			Kubeconfig:       cp.Kubeconfig,
+			Cluster:          render.Cluster{Name: ClusterName},
+			ClusterLabels:    ClusterLabels,
+			CreateNamespaces: true,
+			HealthAddr:       o.HealthAddr,
+			MetricsAddr:      o.MetricsAddr,
+			Holder:           "dev",
+			LeaseTTL:         3 * time.Second,
+			Recheck:          5 * time.Second,
+		})
+	}()
+	if err := waitReady(ctx, o.HealthAddr, done); err != nil {
+		return err
+	}
+	if err := publishExamples(ctx, o, nats.ClientURL()); err != nil {
+		cancel(err)
+		<-done
+		return err
+	}
+	printUsage(o.Out, nats, cp, o)
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(o.Out, "\nstopping: controller, control plane, NATS")
+	return <-done
+}
+
+func stateDir(dir string) (string, func(), error) {
+	if dir != "" {
+		return dir, func() {}, os.MkdirAll(dir, 0o755)
+	}
+	tmp, err := os.MkdirTemp("", "tinyctl-dev-")
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
+}
+
+func step(w io.Writer, msg string) { fmt.Fprintf(w, "• %s\n", msg) }
+
+var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// installCRDs applies the ScaledObject CRD so ScaledObjects can be created
+// (nothing scales them: KEDA is not running in dev mode).
+func installCRDs(ctx context.Context, cp *localkube.ControlPlane) error {
+	var obj map[string]any
+	if err := yaml.Unmarshal(deploy.ScaledObjectCRD, &obj); err != nil {
+		return fmt.Errorf("scaledobject crd: %w", err)
+	}
+	dc, err := dynamic.NewForConfig(cp.Config)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	_, err = dc.Resource(crds).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: "tinyctl", Force: true})
+	if err != nil {
+		return fmt.Errorf("install ScaledObject CRD: %w", err)
+	}
+	return nil
+}
+
+// waitReady waits until the controller's /readyz answers, or it exits.
+func waitReady(ctx context.Context, addr string, done <-chan error) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if ready(addr) {
+			return nil
+		}
+		select {
+		case err := <-done:
+			return fmt.Errorf("controller stopped: %w", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// publishExamples publishes the components under o.Examples.
+func publishExamples(ctx context.Context, o Options, url string) error {
+	if o.Examples == "" {
+		return nil
+	}
+	srcs, err := manifest.Read([]string{o.Examples}, true, nil)
+	if err != nil {
+		return fmt.Errorf("examples: %w", err)
+	}
+	set := manifest.Load(srcs, manifest.Options{})
+	if len(set.Problems) > 0 {
+		return fmt.Errorf("examples: %s", set.Problems[0])
+	}
+	conn, err := bus.Connect(ctx, bus.Config{URLs: []string{url}, Name: "tinyctl-dev-publish"}, nil)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	specs, err := bus.OpenSpecStore(ctx, conn, bus.DefaultSpecBucketConfig())
+	if err != nil {
+		return err
+	}
+	for _, c := range set.Components {
+		res, err := publish.Publish(ctx, specs, c.Key, c.Canonical, publish.Options{})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(o.Out, "  component/%s %s (revision %d)\n", res.Key, res.Action, res.Revision)
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/bus"
+)
+
+func TestClassify(t *testing.T) {
+	deploy := schema.GroupResource{Group: "apps", Resource: "deployments"}
+	tests := []struct {
+		name       string
+		err        error
+		wantClass  Class
+		wantReason string
+	}{
+		{"invalid spec", fmt.Errorf("decode: %w", api.ErrInvalid), Permanent, "InvalidSpec"},
+		{"api server says invalid", fmt.Errorf("Deployment/a/b apply failed: %w", apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "b", nil)), Permanent, "Rejected"},
+		{"crd missing", fmt.Errorf("ScaledObject: %w", apply.ErrKindNotInstalled), Waiting, "KindNotInstalled"},
+		{"namespace missing", fmt.Errorf("ns: %w", ErrNamespaceMissing), Waiting, "NamespaceMissing"},
+		{"nats permissions", fmt.Errorf("stream: %w", bus.ErrPermissionDenied), Waiting, "PermissionDenied"},
+		{"consumer drift the server refuses", &bus.DriftError{}, Permanent, "ConsumerDrift"},
+		{"replicas above cluster size", fmt.Errorf("stream x: %w", &jetstream.APIError{Code: 500, ErrorCode: 10074, Description: "replicas > 1 not supported in non-clustered mode"}), Permanent, "StreamRejected"},
+		{"jetstream not leader", fmt.Errorf("stream x: %w", &jetstream.APIError{Code: 503, ErrorCode: 10009}), Transient, "Retrying"},
+		{"api server conflict", apierrors.NewConflict(deploy, "b", errors.New("changed")), Transient, "Retrying"},
+		{"timeout", context.DeadlineExceeded, Transient, "Retrying"},
+		{"explicit class wins", withClass(Permanent, "NamespaceNotAllowed", errors.New("no")), Permanent, "NamespaceNotAllowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			class, reason := Classify(tt.err)
+			if class != tt.wantClass || reason != tt.wantReason {
+				t.Errorf("Classify = %s, %q; want %s, %q", class, reason, tt.wantClass, tt.wantReason)
+			}
+		})
+	}
+}
