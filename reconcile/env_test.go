@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
@@ -252,12 +251,6 @@ func (e *env) stream(name string) *jetstream.StreamInfo {
 
 // withScaledObjectCRD installs the ScaledObject CRD for the test.
 func withScaledObjectCRD(t *testing.T) { kube.ApplyCRD(t, deploy.ScaledObjectCRD) }
-
-// toYAML renders an object for failure messages.
-func toYAML(obj any) string {
-	b, _ := yaml.Marshal(obj)
-	return string(b)
-}
 
 // crdInstalled reports whether the ScaledObject CRD is served.
 func crdInstalled(t *testing.T) bool {

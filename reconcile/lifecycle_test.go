@@ -24,7 +24,7 @@ func scaled(c *api.Component) {
 func ownsReplicas(d *unstructured.Unstructured) bool {
 	for _, mf := range d.GetManagedFields() {
 		if mf.Manager == "tinyctl" && mf.Subresource == "" && mf.FieldsV1 != nil &&
-			strings.Contains(string(mf.FieldsV1.Raw), `"f:replicas"`) {
+			strings.Contains(string(mf.FieldsV1.GetRawBytes()), `"f:replicas"`) {
 			return true
 		}
 	}

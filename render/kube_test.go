@@ -120,8 +120,8 @@ func TestScaledDeploymentLeavesReplicasToKEDA(t *testing.T) {
 		t.Fatalf("apply: %v", err)
 	}
 	for _, mf := range live.GetManagedFields() {
-		if mf.Manager == fieldManager && strings.Contains(string(mf.FieldsV1.Raw), `"f:replicas"`) {
-			t.Errorf("field manager %s owns spec.replicas: %s", fieldManager, mf.FieldsV1.Raw)
+		if mf.Manager == fieldManager && strings.Contains(string(mf.FieldsV1.GetRawBytes()), `"f:replicas"`) {
+			t.Errorf("field manager %s owns spec.replicas: %s", fieldManager, mf.FieldsV1.GetRawBytes())
 		}
 	}
 }
