@@ -53,10 +53,18 @@ func TestReadyzAndMetricsFollowTheLoop(t *testing.T) {
 		}
 		return nil
 	})
-	for _, name := range []string{"tinyctl_reconcile_duration_seconds_count", "tinyctl_leader 1", "tinyctl_nats_connected 1", "tinyctl_queue_depth", "tinyctl_kv_watch_lag_revisions"} {
-		_, body, _ := get(a.metric, "/metrics")
-		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name)).MatchString(body) {
-			t.Errorf("/metrics has no %q", name)
+	names := []string{"tinyctl_reconcile_duration_seconds_count", "tinyctl_leader 1", "tinyctl_nats_connected 1",
+		"tinyctl_queue_depth", "tinyctl_kv_watch_lag_revisions"}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		_, body, err := get(a.metric, "/metrics")
+		if err != nil {
+			return err
 		}
-	}
+		for _, name := range names {
+			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name)).MatchString(body) {
+				return fmt.Errorf("/metrics has no %q", name)
+			}
+		}
+		return nil
+	})
 }
