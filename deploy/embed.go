@@ -2,7 +2,9 @@
 // that tests and `tinyctl install` apply exactly the files in this folder.
 // CRDs has every CustomResourceDefinition under crds/; ScaledObjectCRD is
 // the keda.sh/v1alpha1 ScaledObject definition for clusters and tests
-// without KEDA.
+// without KEDA. Charts has the Helm charts of the runtime (controller,
+// NATS broker, trace collector) that `tinyctl install` installs with no
+// network access.
 package deploy
 
 import "embed"
@@ -18,3 +20,10 @@ var CRDs embed.FS
 //
 //go:embed crds/scaledobjects.keda.sh.yaml
 var ScaledObjectCRD []byte
+
+// Charts is the charts/ folder: one Helm chart per directory, named for the
+// chart (charts/tinyctl, charts/nats, charts/collector), with its
+// templates (including _helpers.tpl) and values.
+//
+//go:embed all:charts
+var Charts embed.FS

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tinyctl/tinyctl/internal/cli"
+	"github.com/tinyctl/tinyctl/provision"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// controllerRepository is the image repository of released controllers.
+const controllerRepository = "ghcr.io/tinyctl/tinyctl"
+
+// runtimeFlags select the cluster and runtime namespace, for install and
+// uninstall.
+type runtimeFlags struct {
+	kube      cli.KubeFlags
+	namespace string
+	wait      bool
+	timeout   time.Duration
+}
+
+func (f *runtimeFlags) addFlags(fs *pflag.FlagSet) {
+	f.kube.AddFlags(fs)
+	fs.StringVar(&f.namespace, "runtime-namespace", render.DefaultNATSNamespace, "namespace of the runtime (broker, collector, controller)")
+	cli.BindEnv(fs, "runtime-namespace", "TINYCTL_RUNTIME_NAMESPACE")
+	fs.BoolVar(&f.wait, "wait", false, "wait until every workload is ready (never, on a cluster without nodes)")
+	fs.DurationVar(&f.timeout, "timeout", provision.DefaultTimeout, "how long each Helm operation (and --wait) may take")
+}
+
+// provisioner connects to the cluster the flags select. API warnings (a
+// Pod Security violation, say) go to stderr.
+func (f *runtimeFlags) provisioner(o *options) (*provision.Provisioner, error) {
+	cfg, err := f.kube.RESTConfig(o.nats.RequestTimeout, o.errOut)
+	if err != nil {
+		return nil, err
+	}
+	return provision.New(cfg, provision.Options{Namespace: f.namespace, Wait: f.wait, Timeout: f.timeout})
+}
+
+// installFlags are the flags of `tinyctl install`.
+type installFlags struct {
+	runtime                                   runtimeFlags
+	image, clusterName                        string
+	brokerValues, collectorValues, ctrlValues string
+	skipCRDs, skipCollector                   bool
+	repo, chart, version, release, releaseNS  string
+	chartValues                               string
+}
+
+func newInstallCmd(o *options) *cobra.Command {
+	f := &installFlags{}
+	cmd := &cobra.Command{
+		Use:   "install",
+		Short: "Install or upgrade the tinyctl runtime in a Kubernetes cluster",
+		Long: `install takes a cluster to a working tinyctl runtime with the Helm charts built
+into tinyctl (no helm binary, no network): it creates and labels the runtime
+namespace, applies the CRDs the runtime needs, generates the NATS broker's auth
+token (once), and installs the NATS broker, the trace collector and the
+controller. Running it again changes nothing unless a chart or a value
+changed, in which case the releases are upgraded in place. A release left
+pending by an interrupted install is detected and retried.
+
+--repo, --chart and --version also install a chart from a chart repository
+(KEDA's, say), before the CRDs so that a chart bringing its own CRDs owns them.`,
+		Example: `  tinyctl install
+  tinyctl install --image ghcr.io/tinyctl/tinyctl:v0.3.0 --cluster-name eu-1
+  tinyctl install --repo https://kedacore.github.io/charts --chart keda --version 2.17.0 --release-namespace keda`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd.Context(), o) },
+	}
+	f.addFlags(cmd.Flags())
+	return cmd
+}
+
+func (f *installFlags) addFlags(fs *pflag.FlagSet) {
+	f.runtime.addFlags(fs)
+	fs.StringVar(&f.image, "image", defaultControllerImage(), "controller image, repository:tag (default: the chart's)")
+	fs.StringVar(&f.clusterName, "cluster-name", render.DefaultClusterName, "this cluster's name, given to the controller")
+	fs.StringVar(&f.brokerValues, "broker-values", "", "YAML file of values for the NATS broker chart")
+	fs.StringVar(&f.collectorValues, "collector-values", "", "YAML file of values for the trace collector chart")
+	fs.StringVar(&f.ctrlValues, "controller-values", "", "YAML file of values for the controller chart")
+	fs.BoolVar(&f.skipCRDs, "skip-crds", false, "do not apply the CRDs the runtime needs")
+	fs.BoolVar(&f.skipCollector, "without-collector", false, "do not install the trace collector")
+	fs.StringVar(&f.repo, "repo", "", "chart repository URL of an extra chart to install")
+	fs.StringVar(&f.chart, "chart", "", "name of the extra chart in --repo")
+	fs.StringVar(&f.version, "version", "", "version of the extra chart (default: the newest)")
+	fs.StringVar(&f.release, "release", "", "release name of the extra chart (default: the chart name)")
+	fs.StringVar(&f.releaseNS, "release-namespace", "", "namespace of the extra chart (default: the runtime namespace)")
+	fs.StringVar(&f.chartValues, "chart-values", "", "YAML file of values for the extra chart")
+}
+
+// defaultControllerImage is the released image of this tinyctl version, or
+// "" (the chart's default) for a development build.
+func defaultControllerImage() string {
+	if regexp.MustCompile(`^v\d+\.\d+\.\d+`).MatchString(version) {
+		return controllerRepository + ":" + version
+	}
+	return ""
+}
+
+func (f *installFlags) run(ctx context.Context, o *options) error {
+	plan, err := f.plan()
+	if err != nil {
+		return err
+	}
+	p, err := f.runtime.provisioner(o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.out, "Installing the tinyctl runtime in namespace %s\n", p.Namespace())
+	results, err := p.Install(ctx, plan, printResult(o.out))
+	if err != nil {
+		return fmt.Errorf("install: %w", err)
+	}
+	fmt.Fprintf(o.out, "Done: %s.\n", summary(results))
+	url, err := p.BrokerURL(ctx)
+	if err == nil {
+		fmt.Fprintf(o.out, "Broker: %s\n", maskToken(url, p.Namespace()))
+	}
+	return nil
+}
+
+// plan turns the flags into a provision.Plan, reading the values files.
+func (f *installFlags) plan() (provision.Plan, error) {
+	plan := provision.Plan{SkipCRDs: f.skipCRDs, SkipCollector: f.skipCollector, ControllerImage: f.image}
+	for _, v := range []struct {
+		file string
+		into *map[string]any
+	}{{f.brokerValues, &plan.BrokerValues}, {f.collectorValues, &plan.CollectorValues}, {f.ctrlValues, &plan.ControllerValues}} {
+		var err error
+		if *v.into, err = readValues(v.file); err != nil {
+			return plan, err
+		}
+	}
+	if f.clusterName != render.DefaultClusterName { // the chart's default otherwise
+		plan.ControllerValues = withValue(plan.ControllerValues, "clusterName", f.clusterName)
+	}
+	extra, err := f.extra()
+	if extra != nil {
+		plan.Extra = []provision.Release{*extra}
+	}
+	return plan, err
+}
+
+// extra is the chart from a repository, or nil without --repo.
+func (f *installFlags) extra() (*provision.Release, error) {
+	if f.repo == "" {
+		if f.chart != "" || f.version != "" || f.release != "" || f.chartValues != "" {
+			return nil, usageError{fmt.Errorf("--chart, --version, --release and --chart-values need --repo")}
+		}
+		return nil, nil
+	}
+	if f.chart == "" {
+		return nil, usageError{fmt.Errorf("--repo needs --chart")}
+	}
+	vals, err := readValues(f.chartValues)
+	if err != nil {
+		return nil, err
+	}
+	name := f.release
+	if name == "" {
+		name = provision.SanitizeResourceName(f.chart)
+	}
+	return &provision.Release{
+		Name: name, Namespace: f.releaseNS, Values: vals,
+		Chart: provision.Chart{RepoURL: f.repo, Name: f.chart, Version: f.version},
+	}, nil
+}
+
+// readValues reads a YAML values file; "" means none.
+func readValues(path string) (map[string]any, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("values file: %w", err)}
+	}
+	var vals map[string]any
+	if err := yaml.Unmarshal(b, &vals); err != nil {
+		return nil, usageError{fmt.Errorf("values file %s: %w", path, err)}
+	}
+	return vals, nil
+}
+
+// withValue returns vals with key set to v: a flag given explicitly wins
+// over a values file.
+func withValue(vals map[string]any, key string, v any) map[string]any {
+	if vals == nil {
+		vals = map[string]any{}
+	}
+	vals[key] = v
+	return vals
+}
+
+// printResult prints each result as its step finishes.
+func printResult(w io.Writer) provision.Progress {
+	return func(r provision.Result) { fmt.Fprintf(w, "  %s\n", r) }
+}
+
+// summary counts results by action, in a fixed order: "2 created, 1 unchanged".
+func summary(rs []provision.Result) string {
+	order := []provision.Action{provision.Created, provision.Upgraded, provision.Configured, provision.Unchanged,
+		provision.Skipped, provision.Removed, provision.Kept, provision.Absent}
+	count := map[provision.Action]int{}
+	for _, r := range rs {
+		count[r.Action]++
+	}
+	var parts []string
+	for _, a := range order {
+		if count[a] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", count[a], a))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing to do"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// maskToken hides the token of a broker URL and says where it is.
+func maskToken(url, ns string) string {
+	at := strings.Index(url, "@")
+	if at < 0 {
+		return url + " (no token)"
+	}
+	return fmt.Sprintf("nats://%s (token in Secret %s/%s, key %q)", url[at+1:], ns, provision.TokenSecret, provision.TokenKey)
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"slices"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestInstallAndUninstall runs `tinyctl install` twice and `tinyctl
+// uninstall` against the test API server, as a user would.
+func TestInstallAndUninstall(t *testing.T) {
+	u := &user{t: t, home: t.TempDir()}
+	ns := "rt-" + strings.ToLower(rand.Text()[:8])
+	kubeArgs := []string{"--kubeconfig", kube.Kubeconfig, "--runtime-namespace", ns}
+	values := u.file("controller.yaml", "workers: 2\n")
+
+	r := u.must(append([]string{"install", "--cluster-name", "eu-1", "--controller-values", values}, kubeArgs...)...)
+	expect(t, r, 0, []string{
+		"Installing the tinyctl runtime in namespace " + ns,
+		"Namespace/" + ns + " created",
+		"Secret/" + ns + "/nats-auth created",
+		"Release/" + ns + "/nats created (nats-0.1.0, revision 1)",
+		"Release/" + ns + "/collector created",
+		"Release/" + ns + "/tinyctl created",
+		"Broker: nats://nats." + ns + ".svc:4222 (token in Secret " + ns + "/nats-auth",
+	}, nil)
+	if strings.Contains(r.stdout, "nats://tk") {
+		t.Errorf("install printed the broker token:\n%s", r)
+	}
+	dep, err := kube.Clientset(t).AppsV1().Deployments(ns).Get(context.Background(), "tinyctl", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := dep.Spec.Template.Spec.Containers[0].Args
+	for _, want := range []string{"--cluster-name=eu-1", "--workers=2"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("controller args %v lack %s", args, want)
+		}
+	}
+
+	r = u.must(append([]string{"install", "--cluster-name", "eu-1", "--controller-values", values}, kubeArgs...)...)
+	expect(t, r, 0, []string{"Release/" + ns + "/tinyctl unchanged (tinyctl-0.1.0, revision 1)"}, nil)
+	if !strings.Contains(r.stdout, "Done: ") || strings.Contains(r.stdout, "created") || strings.Contains(r.stdout, "upgraded") {
+		t.Errorf("second install changed something:\n%s", r)
+	}
+
+	r = u.must(append([]string{"uninstall"}, kubeArgs...)...)
+	expect(t, r, 0, []string{
+		"Release/" + ns + "/tinyctl removed", "Release/" + ns + "/nats removed",
+		"Secret/" + ns + "/nats-auth removed", "Namespace/" + ns + " removed",
+	}, nil)
+}
+
+// TestInstallUsageErrors checks flag mistakes exit 2 before touching a
+// cluster.
+func TestInstallUsageErrors(t *testing.T) {
+	u := &user{t: t, home: t.TempDir()}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"chart without repo", []string{"install", "--chart", "keda"}, "--chart, --version, --release and --chart-values need --repo"},
+		{"repo without chart", []string{"install", "--repo", "https://example.com/charts"}, "--repo needs --chart"},
+		{"missing values file", []string{"install", "--broker-values", "/nonexistent.yaml"}, "values file:"},
+		{"argument", []string{"uninstall", "now"}, "Run 'tinyctl uninstall --help' for usage."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := u.run(append(tt.args, "--kubeconfig", kube.Kubeconfig)...)
+			expect(t, r, exitUsage, nil, []string{tt.want})
+		})
+	}
+}

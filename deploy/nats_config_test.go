@@ -1,0 +1,96 @@
+package deploy_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"sigs.k8s.io/yaml"
+)
+
+// natsConf renders the nats chart and returns its server configuration.
+func natsConf(t *testing.T, values map[string]any) string {
+	t.Helper()
+	out, err := render(t, "nats", values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	if err := yaml.Unmarshal([]byte(out["nats/templates/configmap.yaml"]), &cm); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "nats.conf")
+	if err := os.WriteFile(path, []byte(cm.Data["nats.conf"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestNATSConfigAccepted loads the chart's configuration into nats-server
+// with the environment the pod gives it, checks the settings the runtime
+// relies on, then runs the server: a client with the token gets in, one
+// without is refused.
+func TestNATSConfigAccepted(t *testing.T) {
+	const token = "tkEXAMPLE234567TOKEN"
+	t.Setenv("SERVER_NAME", "nats-0")
+	t.Setenv("NATS_TOKEN", token)
+	opts, err := server.ProcessConfigFile(natsConf(t, nil))
+	if err != nil {
+		t.Fatalf("nats-server rejects the chart's config: %v", err)
+	}
+	checks := []struct {
+		what      string
+		got, want any
+	}{
+		{"server name", opts.ServerName, "nats-0"},
+		{"client port", opts.Port, 4222},
+		{"monitoring port", opts.HTTPPort, 8222},
+		{"leafnode port", opts.LeafNode.Port, 7422},
+		{"jetstream", opts.JetStream, true},
+		{"store dir", opts.StoreDir, "/data"},
+		{"token", opts.Authorization, token},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
+		}
+	}
+
+	opts.Port, opts.HTTPPort, opts.LeafNode.Port = -1, -1, -1
+	opts.StoreDir = t.TempDir()
+	s, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	t.Cleanup(s.Shutdown)
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	nc, err := nats.Connect(s.ClientURL(), nats.Token(token))
+	if err != nil {
+		t.Fatalf("connect with the token: %v", err)
+	}
+	nc.Close()
+	if nc, err := nats.Connect(s.ClientURL()); err == nil {
+		nc.Close()
+		t.Fatal("connect without the token succeeded")
+	}
+}
+
+// TestNATSConfigWithoutAuth checks auth.enabled=false drops the token.
+func TestNATSConfigWithoutAuth(t *testing.T) {
+	t.Setenv("SERVER_NAME", "nats-0")
+	opts, err := server.ProcessConfigFile(natsConf(t, map[string]any{"auth": map[string]any{"enabled": false}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Authorization != "" {
+		t.Errorf("token = %q, want none", opts.Authorization)
+	}
+}

@@ -1,0 +1,51 @@
+package provision
+
+import "fmt"
+
+// mergeValues returns base with over laid on top: maps merge key by key,
+// anything else in over replaces base. Neither input is modified.
+func mergeValues(base, over map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		bm, bok := out[k].(map[string]any)
+		om, ook := v.(map[string]any)
+		if bok && ook {
+			out[k] = mergeValues(bm, om)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// nested returns values[path...] and whether it is set.
+func nested(values map[string]any, path ...string) (any, bool) {
+	var cur any = values
+	for _, k := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// nestedString returns values[path...] as a string, def when unset, and
+// an error when it is set to something else.
+func nestedString(values map[string]any, def string, path ...string) (string, error) {
+	v, ok := nested(values, path...)
+	if !ok || v == nil {
+		return def, nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("value %v: want a string, got %T", path, v)
+	}
+	return s, nil
+}
