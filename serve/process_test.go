@@ -1,17 +1,10 @@
 package serve_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"os"
 	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,96 +27,37 @@ var deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Reso
 
 // proc is one `tinyctl serve` process.
 type proc struct {
+	*testenv.ServeProcess
 	t      *testing.T
 	holder string
 	health string
 	metric string
 	cmd    *exec.Cmd
-	out    *syncBuffer
 	exited chan error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // startServe runs `tinyctl serve` against the test API server and NATS
 // server, managing namespace ns, with a short lease.
 func startServe(t *testing.T, natsURL, ns, holder string, extra ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, holder: holder, health: freeAddr(t), metric: freeAddr(t), out: &syncBuffer{}, exited: make(chan error, 1)}
-	args := append([]string{"serve",
-		"--nats-url", natsURL, "--nats-context", "", "--kubeconfig", kube.Kubeconfig,
+	args := append([]string{
+		"--nats-url", natsURL, "--kubeconfig", kube.Kubeconfig,
 		"--holder", holder, "--cluster-name", "test", "--namespaces", ns,
-		"--health-addr", p.health, "--metrics-addr", p.metric,
 		"--lease-ttl", "3s", "--heartbeat-ttl", "3s", "--recheck", "500ms", "--shutdown-grace", "5s",
 		"--log-format", "json"}, extra...)
-	p.cmd = exec.Command(binary, args...)
-	p.cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.exited <- p.cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGCONT)
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-		if t.Failed() {
-			t.Logf("%s output:\n%s", holder, p.out.String())
-		}
-	})
+	sp := testenv.Serve(t, binary, args...)
+	p := &proc{ServeProcess: sp, t: t, holder: holder, health: sp.HealthAddr, metric: sp.MetricsAddr, cmd: sp.Cmd, exited: make(chan error, 1)}
+	go func() { p.exited <- sp.ExitErr() }()
 	return p
 }
 
 // get fetches a path from the health or metrics server.
-func get(addr, path string) (int, string, error) {
-	c := http.Client{Timeout: time.Second}
-	resp, err := c.Get("http://" + addr + path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), nil
-}
+func get(addr, path string) (int, string, error) { return testenv.HTTPGet(addr, path) }
 
 // waitRole polls /readyz until it reports ready in role (leader or standby).
 func (p *proc) waitRole(role string, within time.Duration) {
 	p.t.Helper()
-	testenv.Eventually(p.t, within, func() error {
-		code, body, err := get(p.health, "/readyz")
-		if err != nil {
-			return err
-		}
-		if code != http.StatusOK || !strings.Contains(body, role) {
-			return fmt.Errorf("%s /readyz = %d %q, want ready (%s)", p.holder, code, strings.TrimSpace(body), role)
-		}
-		return nil
-	})
+	p.WaitReady(p.t, role, within)
 }
 
 // writes counts the persisted API writes this process made since mark.

@@ -66,6 +66,7 @@ Deployment, a NetworkPolicy and a KEDA ScaledObject.`,
 		newApplyCmd(o), newGetCmd(o), newListCmd(o), newDeleteCmd(o),
 		newHistoryCmd(o), newRollbackCmd(o), newRenderCmd(o), newDiffCmd(o),
 		newServeCmd(o), newDevCmd(o))
+	root.AddCommand(newStatusCmd(o), newOrphansCmd(o))
 	root.AddCommand(newInstallCmd(o), newUninstallCmd(o))
 	strictCompletion(root)
 	return root

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/cli"
+	"github.com/tinyctl/tinyctl/internal/statusview"
+)
+
+// clearScreen moves the cursor home and clears a terminal, so that each
+// render of `status --watch` replaces the previous one.
+const clearScreen = "\x1b[H\x1b[2J"
+
+type statusFlags struct {
+	output       string
+	all, watch   bool
+	statusBucket string
+}
+
+func newStatusCmd(o *options) *cobra.Command {
+	f := &statusFlags{}
+	cmd := &cobra.Command{
+		Use:   "status [NAME]",
+		Short: "Show how far each cluster has reconciled the components",
+		Long: `Status prints one row per component per cluster: NAMESPACE NAME CLUSTER
+READY REASON REVISION AGE HEARTBEAT. REVISION is observed/latest: the spec
+revision the cluster last reconciled and the latest one published. AGE is the
+time since the cluster wrote the status. HEARTBEAT is "stale" when the
+cluster's controller stopped beating: its status may no longer be true. A
+component no cluster has reported on shows CLUSTER "-" and READY Unknown.
+--watch prints the view again whenever it changes, until interrupted.
+-o json and -o yaml print a StatusList (see docs/cli.md).`,
+		Example: `  tinyctl status -A
+  tinyctl status resizer -n media
+  tinyctl status -n media --watch`,
+		Args:              usageArgs(cobra.MaximumNArgs(1)),
+		ValidArgsFunction: o.completeNames,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.run(cmd.Context(), o, args)
+		},
+	}
+	addOutputFlag(cmd, &f.output, "table", cli.FormatTable, cli.FormatYAML, cli.FormatJSON)
+	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "show the components of every namespace")
+	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "print the view again whenever it changes, until interrupted")
+	addStatusBucketFlag(cmd.Flags(), &f.statusBucket)
+	return cmd
+}
+
+// addStatusBucketFlag registers --status-bucket.
+func addStatusBucketFlag(fs *pflag.FlagSet, target *string) {
+	fs.StringVar(target, "status-bucket", bus.DefaultStatusBucket, "JetStream KV bucket holding the status records")
+	cli.BindEnv(fs, "status-bucket", "TINYCTL_STATUS_BUCKET")
+}
+
+func (f *statusFlags) run(ctx context.Context, o *options, args []string) error {
+	form, err := format(f.output, cli.FormatTable, cli.FormatTable, cli.FormatYAML, cli.FormatJSON)
+	if err != nil {
+		return err
+	}
+	sel, err := o.selector(args, f.all)
+	if err != nil {
+		return err
+	}
+	src, closeSrc, err := o.openStatusView(ctx, f.statusBucket, f.watch)
+	if err != nil {
+		return err
+	}
+	defer closeSrc()
+	view := func(snap statusview.Snapshot) []statusview.Row { return statusview.Rows(snap, sel) }
+	if !f.watch {
+		rows, err := o.readRows(ctx, src, view)
+		if err != nil {
+			return err
+		}
+		return o.printStatus(form, sel, rows, false)
+	}
+	return o.watchStatus(ctx, src, view, form, sel)
+}
+
+// selector picks the components named by args in the selected namespace,
+// or every namespace with -A.
+func (o *options) selector(args []string, all bool) (statusview.Selector, error) {
+	switch {
+	case len(args) == 0 && all:
+		return statusview.Selector{}, nil
+	case len(args) == 0:
+		return statusview.Selector{Namespace: o.namespace}, nil
+	case all:
+		return statusview.Selector{}, usageError{errors.New("--all-namespaces cannot be used with a NAME")}
+	}
+	if _, err := o.key(args[0]); err != nil {
+		return statusview.Selector{}, err
+	}
+	return statusview.Selector{Namespace: o.namespace, Name: args[0]}, nil
+}
+
+// openStatusView connects and opens the spec, status and heartbeat
+// buckets; create makes missing buckets (a watch needs them). Call close
+// when done.
+func (o *options) openStatusView(ctx context.Context, statusBucket string, create bool) (*statusview.Source, func(), error) {
+	ctx, cancel := o.withTimeout(ctx)
+	defer cancel()
+	conn, err := o.connect(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := statusview.Open(ctx, conn, statusview.Config{
+		SpecBucket: o.nats.Bucket, StatusBucket: statusBucket, Create: create, Now: o.now,
+	})
+	if err != nil {
+		conn.Close()
+		return nil, nil, err
+	}
+	return src, conn.Close, nil
+}
+
+// readRows reads one snapshot and returns its view.
+func (o *options) readRows(ctx context.Context, src *statusview.Source, view func(statusview.Snapshot) []statusview.Row) ([]statusview.Row, error) {
+	ctx, cancel := o.withTimeout(ctx)
+	defer cancel()
+	snap, err := src.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return view(snap), nil
+}
+
+// printStatus prints rows in form. again marks a later render of a watch:
+// it is separated from the previous one, and a named component without
+// rows is reported gone rather than not found.
+func (o *options) printStatus(form cli.Format, sel statusview.Selector, rows []statusview.Row, again bool) error {
+	if sel.Name != "" && len(rows) == 0 && !again {
+		return o.notFound(sel.Name)
+	}
+	switch form {
+	case cli.FormatJSON:
+		return cli.WriteJSON(o.out, statusview.NewStatusList(rows))
+	case cli.FormatYAML:
+		if again {
+			fmt.Fprintln(o.out, "---")
+		}
+		return cli.WriteYAML(o.out, statusview.NewStatusList(rows))
+	}
+	if again {
+		separate(o.out)
+	}
+	switch {
+	case len(rows) == 0 && sel.Name != "":
+		fmt.Fprintf(o.errOut, "Component %q no longer exists in namespace %q.\n", sel.Name, sel.Namespace)
+		return nil
+	case len(rows) == 0:
+		fmt.Fprintf(o.errOut, "No components found in %s.\n", o.where(sel))
+		return nil
+	}
+	return statusview.WriteTable(o.out, o.style(), rows, o.now())
+}
+
+// separate clears a terminal before a watch's next table, or leaves a
+// blank line elsewhere.
+func separate(w io.Writer) {
+	if cli.IsTerminal(w) {
+		fmt.Fprint(w, clearScreen)
+		return
+	}
+	fmt.Fprintln(w)
+}
+
+// where names the namespaces a selector shows, for messages.
+func (o *options) where(sel statusview.Selector) string {
+	if sel.Namespace == "" {
+		return "any namespace"
+	}
+	return fmt.Sprintf("namespace %q", sel.Namespace)
+}
+
+// watchStatus prints the view, then again on every change, until ctx is
+// cancelled (Ctrl-C), which exits 0.
+func (o *options) watchStatus(ctx context.Context, src *statusview.Source, view func(statusview.Snapshot) []statusview.Row, form cli.Format, sel statusview.Selector) error {
+	again := false
+	opts := statusview.WatchOptions{ReadTimeout: o.nats.RequestTimeout, OnError: func(err error) { o.warn(err.Error()) }}
+	return src.Watch(ctx, view, opts, func(rows []statusview.Row) error {
+		if err := o.printStatus(form, sel, rows, again); err != nil {
+			return err
+		}
+		again = true
+		return nil
+	})
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go/jetstream"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tinyctl/tinyctl/internal/testenv"
+)
+
+// e2eCluster is the cluster name the controller of these tests reports.
+const e2eCluster = "e2e"
+
+// serveFor starts `tinyctl serve` for the user's NATS server, managing
+// namespace ns of the test API server, and waits until it leads.
+func (u *user) serveFor(ns string) *testenv.ServeProcess {
+	u.t.Helper()
+	p := testenv.Serve(u.t, binary,
+		"--nats-url", u.nats.URL(), "--kubeconfig", kube.Kubeconfig, "--namespaces", ns,
+		"--cluster-name", e2eCluster, "--lease-ttl", "3s", "--recheck", "500ms", "--log-format", "json")
+	p.WaitReady(u.t, "leader", 30*time.Second)
+	return p
+}
+
+// deployment waits until Deployment ns/name exists and passes check.
+func deployment(t *testing.T, ns, name string, check func(*appsv1.Deployment) error) *appsv1.Deployment {
+	t.Helper()
+	var d *appsv1.Deployment
+	testenv.Eventually(t, 30*time.Second, func() error {
+		var err error
+		d, err = kube.Clientset(t).AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		return check(d)
+	})
+	return d
+}
+
+func exists(*appsv1.Deployment) error { return nil }
+
+// runs checks that the Deployment's worker runs image.
+func runs(image string) func(*appsv1.Deployment) error {
+	return func(d *appsv1.Deployment) error {
+		if got := d.Spec.Template.Spec.Containers[0].Image; got != image {
+			return fmt.Errorf("deployment %s runs %s, want %s", d.Name, got, image)
+		}
+		return nil
+	}
+}
+
+// anonymous returns the JSON of v with name replaced by NAME, so that two
+// components' objects compare without their names.
+func anonymous(t *testing.T, v any, name string) string {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ReplaceAll(string(b), name, "NAME")
+}
+
+// waitStatus waits until `tinyctl status` of the namespace shows want (rows
+// without AGE).
+func (u *user) waitStatus(ns string, want ...string) {
+	u.t.Helper()
+	testenv.Eventually(u.t, 30*time.Second, func() error {
+		got := tableRows(u.must("status", "-n", ns).stdout, statusAge)
+		if strings.Join(got[1:], "\n") != strings.Join(want, "\n") {
+			return fmt.Errorf("status -n %s:\n%s\nwant rows:\n%s", ns, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		return nil
+	})
+}
+
+func TestARawKVPutIsReconciledExactlyLikeAnApply(t *testing.T) {
+	t.Parallel()
+	u := newUser(t)
+	ns := kube.RestrictedNamespace(t)
+	u.serveFor(ns)
+
+	// A script publishes the documented JSON with plain nats.go...
+	raw := strings.NewReplacer(`"name":"extractor","namespace":"workers"`, `"name":"viaraw","namespace":"`+ns+`"`,
+		"jobs.extract.>", "jobs.viaraw.>").Replace(documentedJSON)
+	js, err := jetstream.New(u.nats.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	kv, err := js.KeyValue(ctx, "tinyctl-components") // the controller created it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, ns+".viaraw", []byte(raw)); err != nil {
+		t.Fatal(err)
+	}
+	// ...and a person applies the same component under another name.
+	u.must("apply", "-f", u.file("c.yaml", component(ns, "viacli", "registry.example.com/acme/extractor:1.4.2")))
+
+	// Ready: every child of both is applied.
+	u.waitStatus(ns,
+		ns+" viacli "+e2eCluster+" True Reconciled 2/2 live",
+		ns+" viaraw "+e2eCluster+" True Reconciled 1/1 live")
+	viaRaw := deployment(t, ns, "viaraw", exists)
+	viaCLI := deployment(t, ns, "viacli", exists)
+	if diff := cmp.Diff(anonymous(t, viaRaw.Spec, "viaraw"), anonymous(t, viaCLI.Spec, "viacli")); diff != "" {
+		t.Errorf("Deployments differ beyond their names (-raw put +apply):\n%s", diff)
+	}
+	if c := viaRaw.Spec.Template.Spec.Containers[0]; c.Image != "registry.example.com/acme/extractor:1.4.2" || c.SecurityContext == nil {
+		t.Errorf("raw put's worker container = %+v", c)
+	}
+	np := func(name string) string {
+		p, err := kube.Clientset(t).NetworkingV1().NetworkPolicies(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return anonymous(t, p.Spec, name)
+	}
+	if diff := cmp.Diff(np("viaraw"), np("viacli")); diff != "" {
+		t.Errorf("NetworkPolicies differ beyond their names (-raw put +apply):\n%s", diff)
+	}
+}
+
+func TestRollbackRestoresAnEarlierSpecAndTheClusterFollows(t *testing.T) {
+	t.Parallel()
+	u := newUser(t)
+	ns := kube.RestrictedNamespace(t)
+	u.serveFor(ns)
+	f := u.file("c.yaml", component(ns, "worker", "registry.example.com/acme/worker:1"))
+	u.must("apply", "-f", f) // revision 1
+	deployment(t, ns, "worker", runs("registry.example.com/acme/worker:1"))
+	u.file("c.yaml", component(ns, "worker", "registry.example.com/acme/worker:2"))
+	u.must("apply", "-f", f) // revision 2
+	deployment(t, ns, "worker", runs("registry.example.com/acme/worker:2"))
+	u.waitStatus(ns, ns+" worker "+e2eCluster+" True Reconciled 2/2 live")
+
+	r := u.must("rollback", "worker", "-n", ns)
+	expect(t, r, 0, []string{"component/" + ns + ".worker rolled back to revision 1 (new revision 3)\n"}, nil)
+	expect(t, u.run("get", "worker", "-n", ns), 0, []string{"image: registry.example.com/acme/worker:1\n"}, nil)
+	deployment(t, ns, "worker", runs("registry.example.com/acme/worker:1"))
+
+	testenv.Eventually(t, 30*time.Second, func() error {
+		var list statusList
+		if err := json.Unmarshal([]byte(u.must("status", "worker", "-n", ns, "-o", "json").stdout), &list); err != nil {
+			return err
+		}
+		if len(list.Items) != 1 {
+			return fmt.Errorf("status worker: %d items, want 1", len(list.Items))
+		}
+		it := list.Items[0]
+		if it.ObservedRevision != 3 || it.LatestRevision != 3 || !it.UpToDate || it.Ready != "True" || it.Stale {
+			return fmt.Errorf("status worker = %+v, want observed = latest = 3, Ready, live", it)
+		}
+		return nil
+	})
+	u.waitStatus(ns, ns+" worker "+e2eCluster+" True Reconciled 3/3 live")
+}

@@ -1,0 +1,180 @@
+package statusview
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/tinyctl/tinyctl/bus"
+)
+
+// Condition types and reasons the controller writes (see reconcile).
+const (
+	condReady    = "Ready"
+	condStalled  = "Stalled"
+	condOrphaned = "Orphaned"
+)
+
+// ReasonNotReconciled is the reason shown for a component no cluster has
+// reported a status for.
+const ReasonNotReconciled = "NotReconciled"
+
+// Snapshot is what the buckets held at one moment.
+type Snapshot struct {
+	// Specs are the latest values of the components (no delete markers).
+	Specs []bus.Entry
+	// Statuses are every status record, each judged stale or not.
+	Statuses []bus.StatusRecord
+}
+
+// Selector picks the components a view shows.
+type Selector struct {
+	// Namespace selects one namespace; empty selects every namespace.
+	Namespace string
+	// Name selects one component of Namespace; empty selects all.
+	Name string
+}
+
+// matches reports whether the component under spec key key is selected.
+func (s Selector) matches(key string) bool {
+	ns, name, _ := strings.Cut(key, ".")
+	return (s.Namespace == "" || ns == s.Namespace) && (s.Name == "" || name == s.Name)
+}
+
+// Row is one component in one cluster, or, with Status nil, a component no
+// cluster has reported a status for.
+type Row struct {
+	// Key is the spec key, "<namespace>.<name>".
+	Key string
+	// LatestRevision is the spec's latest revision; 0 when the spec bucket
+	// holds no value for the key (deleted, or an orphan).
+	LatestRevision uint64
+	// Status is the cluster's status record; nil for a component no
+	// cluster has reported on.
+	Status *bus.StatusRecord
+}
+
+// Rows returns the selected rows of snap, sorted by key and cluster: one
+// per status record, plus one without a status for every component that no
+// cluster has reported on.
+func Rows(snap Snapshot, sel Selector) []Row {
+	latest := map[string]uint64{}
+	for _, e := range snap.Specs {
+		if sel.matches(e.Key) {
+			latest[e.Key] = e.Revision
+		}
+	}
+	var rows []Row
+	reported := map[string]bool{}
+	for i := range snap.Statuses {
+		st := &snap.Statuses[i]
+		if sel.matches(st.Component) {
+			rows = append(rows, Row{Key: st.Component, LatestRevision: latest[st.Component], Status: st})
+			reported[st.Component] = true
+		}
+	}
+	for key, rev := range latest {
+		if !reported[key] {
+			rows = append(rows, Row{Key: key, LatestRevision: rev})
+		}
+	}
+	slices.SortFunc(rows, func(a, b Row) int {
+		return cmp.Or(strings.Compare(a.Key, b.Key), strings.Compare(a.Cluster(), b.Cluster()))
+	})
+	return rows
+}
+
+// Namespace returns the namespace part of the key.
+func (r Row) Namespace() string { ns, _, _ := strings.Cut(r.Key, "."); return ns }
+
+// Name returns the name part of the key.
+func (r Row) Name() string { _, name, _ := strings.Cut(r.Key, "."); return name }
+
+// Cluster returns the reporting cluster, or "" when none has reported.
+func (r Row) Cluster() string {
+	if r.Status == nil {
+		return ""
+	}
+	return r.Status.Cluster
+}
+
+// ObservedRevision returns the spec revision the cluster last reconciled,
+// or 0.
+func (r Row) ObservedRevision() uint64 {
+	if r.Status == nil {
+		return 0
+	}
+	return r.Status.ObservedRevision
+}
+
+// UpToDate reports whether the cluster has reconciled the latest revision.
+func (r Row) UpToDate() bool {
+	return r.LatestRevision != 0 && r.ObservedRevision() == r.LatestRevision
+}
+
+// Ready returns the status of the Ready condition: "True", "False" or
+// "Unknown" (no status, or no Ready condition).
+func (r Row) Ready() string {
+	if c, ok := r.condition(condReady); ok && c.Status != "" {
+		return c.Status
+	}
+	return bus.ConditionUnknown
+}
+
+// Stalled reports whether the Stalled condition is True: the cluster will
+// not retry until a new revision is published.
+func (r Row) Stalled() bool {
+	c, ok := r.condition(condStalled)
+	return ok && c.Status == bus.ConditionTrue
+}
+
+// Orphaned reports whether the Orphaned condition is True: the cluster has
+// children of a component whose spec is missing.
+func (r Row) Orphaned() bool {
+	c, ok := r.condition(condOrphaned)
+	return ok && c.Status == bus.ConditionTrue
+}
+
+// Reason returns why the row is in its state: the Ready condition's reason,
+// else the Orphaned one's, or ReasonNotReconciled without a status.
+func (r Row) Reason() string {
+	if r.Status == nil {
+		return ReasonNotReconciled
+	}
+	return r.explain(func(c bus.Condition) string { return c.Reason })
+}
+
+// Message returns the Ready (else Orphaned) condition's message.
+func (r Row) Message() string {
+	if r.Status == nil {
+		return "no cluster has reported a status for this component yet"
+	}
+	return r.explain(func(c bus.Condition) string { return c.Message })
+}
+
+func (r Row) explain(field func(bus.Condition) string) string {
+	if c, ok := r.condition(condReady); ok {
+		return field(c)
+	}
+	if c, ok := r.condition(condOrphaned); ok {
+		return field(c)
+	}
+	return ""
+}
+
+// Stale reports whether the cluster's heartbeat is missing or expired, so
+// that the status may no longer be true. A row without a status is not
+// stale.
+func (r Row) Stale() bool { return r.Status != nil && r.Status.Stale }
+
+func (r Row) condition(typ string) (bus.Condition, bool) {
+	if r.Status == nil {
+		return bus.Condition{}, false
+	}
+	for _, c := range r.Status.Conditions {
+		if c.Type == typ {
+			return c, true
+		}
+	}
+	return bus.Condition{}, false
+}

@@ -1,0 +1,172 @@
+package statusview
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/cli"
+)
+
+var now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func spec(key string, rev uint64) bus.Entry { return bus.Entry{Key: key, Revision: rev} }
+
+// record is a status of key in cluster at observed, with the Ready status
+// ("Stalled" for a permanent failure), heartbeat live or not.
+func record(key, cluster string, observed uint64, ready string, live bool) bus.StatusRecord {
+	stalled := bus.ConditionFalse
+	if ready == ReadyStalled {
+		ready, stalled = bus.ConditionFalse, bus.ConditionTrue
+	}
+	r := bus.StatusRecord{Status: bus.Status{Component: key, Cluster: cluster, ObservedRevision: observed, UpdatedAt: now.Add(-time.Minute),
+		Conditions: []bus.Condition{{Type: condReady, Status: ready, Reason: "R" + ready}, {Type: condStalled, Status: stalled}}}}
+	if live {
+		r.Heartbeat = &bus.HeartbeatRecord{Heartbeat: bus.Heartbeat{Cluster: cluster, TTLSeconds: 30}, Received: now.Add(-10 * time.Second)}
+	} else {
+		r.Stale = true
+	}
+	return r
+}
+
+// summary renders rows as "key cluster ready reason observed/latest stale".
+func summary(rows []Row) string {
+	var out []string
+	for _, r := range rows {
+		ready := r.Ready()
+		if r.Stalled() {
+			ready = ReadyStalled
+		}
+		out = append(out, fmt.Sprintf("%s %s %s %s %d/%d %v", r.Key, dash(r.Cluster()), ready, r.Reason(), r.ObservedRevision(), r.LatestRevision, r.Stale()))
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestRows(t *testing.T) {
+	snap := Snapshot{
+		Specs: []bus.Entry{spec("media.resizer", 5), spec("media.cropper", 2), spec("web.hook", 7)},
+		Statuses: []bus.StatusRecord{
+			record("media.resizer", "west", 4, bus.ConditionFalse, false),
+			record("media.resizer", "east", 5, bus.ConditionTrue, true),
+			record("media.gone", "east", 3, ReadyStalled, true),
+		},
+	}
+	tests := []struct {
+		behaviour string
+		sel       Selector
+		want      []string
+	}{
+		{"every namespace: one row per cluster, a cluster-less row for components nobody reported on, sorted", Selector{}, []string{
+			"media.cropper - Unknown NotReconciled 0/2 false",
+			"media.gone east Stalled RFalse 3/0 false",
+			"media.resizer east True RTrue 5/5 false",
+			"media.resizer west False RFalse 4/5 true",
+			"web.hook - Unknown NotReconciled 0/7 false",
+		}},
+		{"a namespace", Selector{Namespace: "web"}, []string{"web.hook - Unknown NotReconciled 0/7 false"}},
+		{"one component", Selector{Namespace: "media", Name: "resizer"}, []string{
+			"media.resizer east True RTrue 5/5 false",
+			"media.resizer west False RFalse 4/5 true",
+		}},
+		{"a component that does not exist", Selector{Namespace: "media", Name: "nope"}, nil},
+		{"a name in another namespace", Selector{Namespace: "web", Name: "resizer"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.behaviour, func(t *testing.T) {
+			if got := summary(Rows(snap, tt.sel)); got != strings.Join(tt.want, "\n") {
+				t.Errorf("rows:\n%s\nwant:\n%s", got, strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestOrphansAreTheRowsReportedOrphaned(t *testing.T) {
+	orphan := bus.StatusRecord{Status: bus.Status{Component: "media.gone", Cluster: "east", Conditions: []bus.Condition{
+		{Type: condOrphaned, Status: bus.ConditionTrue, Reason: "SpecMissing", Message: "kept", LastTransitionTime: now.Add(-time.Hour)},
+	}, Children: []bus.Child{{Kind: "Deployment", Namespace: "media", Name: "gone"}, {Kind: "Stream", Name: "tinyctl_media_gone"}}}}
+	snap := Snapshot{Statuses: []bus.StatusRecord{record("media.resizer", "east", 5, bus.ConditionTrue, true), orphan}}
+	rows := Orphans(snap, Selector{})
+	if len(rows) != 1 || rows[0].Key != "media.gone" || rows[0].Reason() != "SpecMissing" || !rows[0].OrphanedSince().Equal(now.Add(-time.Hour)) {
+		t.Fatalf("orphans = %s", summary(rows))
+	}
+	want := "media.gone in cluster east: publish its spec again (tinyctl apply -f FILE) and the controller adopts these children, " +
+		"or delete them by hand: kubectl delete -n media deployment/gone; nats stream rm tinyctl_media_gone (deletes its queued jobs)"
+	if got := Hint(rows[0]); got != want {
+		t.Errorf("hint:\n%s\nwant:\n%s", got, want)
+	}
+	if list := NewOrphanList(nil); list.Items == nil || list.Kind != OrphanListKind {
+		t.Errorf("empty orphan list = %+v, want items [] of kind %s", list, OrphanListKind)
+	}
+}
+
+func TestNextExpiryIsWhenTheFirstLiveHeartbeatLapses(t *testing.T) {
+	live := record("media.a", "east", 1, bus.ConditionTrue, true) // received 10s ago, TTL 30s
+	tests := []struct {
+		behaviour string
+		rows      []Row
+		want      time.Duration
+	}{
+		{"no rows: no timer", nil, 0},
+		{"only stale clusters: no timer", []Row{{Key: "a", Status: ptr(record("media.a", "west", 1, bus.ConditionTrue, false))}}, 0},
+		{"a component nobody reported on: no timer", []Row{{Key: "a"}}, 0},
+		{"a live heartbeat: when it lapses", []Row{{Key: "a", Status: &live}}, 20*time.Second + expiryMargin},
+	}
+	for _, tt := range tests {
+		t.Run(tt.behaviour, func(t *testing.T) {
+			if got := nextExpiry(tt.rows, now); got != tt.want {
+				t.Errorf("nextExpiry = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSameRowsIgnoresHeartbeatRenewalsOnly(t *testing.T) {
+	a := record("media.a", "east", 1, bus.ConditionTrue, true)
+	renewed := a
+	renewed.Heartbeat = &bus.HeartbeatRecord{Heartbeat: a.Heartbeat.Heartbeat, Revision: 9, Received: now}
+	lapsed := a
+	lapsed.Stale = true
+	newer := a
+	newer.ObservedRevision = 2
+	base := []Row{{Key: "media.a", LatestRevision: 1, Status: &a}}
+	tests := []struct {
+		behaviour string
+		rows      []Row
+		same      bool
+	}{
+		{"a renewed heartbeat", []Row{{Key: "media.a", LatestRevision: 1, Status: &renewed}}, true},
+		{"a lapsed heartbeat", []Row{{Key: "media.a", LatestRevision: 1, Status: &lapsed}}, false},
+		{"a new observed revision", []Row{{Key: "media.a", LatestRevision: 1, Status: &newer}}, false},
+		{"a new spec revision", []Row{{Key: "media.a", LatestRevision: 2, Status: &a}}, false},
+		{"a row more", append([]Row{{Key: "media.0", LatestRevision: 1}}, base...), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.behaviour, func(t *testing.T) {
+			if got := sameRows(base, tt.rows); got != tt.same {
+				t.Errorf("sameRows = %v, want %v", got, tt.same)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func ExampleWriteTable() {
+	snap := Snapshot{
+		Specs: []bus.Entry{spec("media.resizer", 5), spec("media.cropper", 2)},
+		Statuses: []bus.StatusRecord{
+			record("media.resizer", "east", 5, bus.ConditionTrue, true),
+			record("media.resizer", "west", 4, bus.ConditionFalse, false),
+		},
+	}
+	// A zero Style never colours, as off a terminal.
+	_ = WriteTable(os.Stdout, cli.Style{}, Rows(snap, Selector{Namespace: "media"}), now)
+	// Output:
+	// NAMESPACE   NAME      CLUSTER   READY     REASON          REVISION   AGE   HEARTBEAT
+	// media       cropper   -         Unknown   NotReconciled   -/2        -     -
+	// media       resizer   east      True      RTrue           5/5        60s   live
+	// media       resizer   west      False     RFalse          4/5        60s   stale
+}

@@ -1,0 +1,145 @@
+package statusview
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/cli"
+)
+
+// Heartbeat column values.
+const (
+	heartbeatLive  = "live"
+	heartbeatStale = "stale"
+)
+
+// ReadyStalled is what the READY column shows for a Stalled row.
+const ReadyStalled = "Stalled"
+
+// WriteTable writes rows as an aligned table: NAMESPACE NAME CLUSTER READY
+// REASON REVISION AGE HEARTBEAT, with ages relative to now. style colours
+// READY, a revision behind the latest, and stale heartbeats (on a terminal
+// only). It returns w's error.
+func WriteTable(w io.Writer, style cli.Style, rows []Row, now time.Time) error {
+	t := newTable("NAMESPACE", "NAME", "CLUSTER", "READY", "REASON", "REVISION", "AGE", "HEARTBEAT")
+	for _, r := range rows {
+		t.row(
+			plain(r.Namespace()), plain(r.Name()), plain(dash(r.Cluster())),
+			readyCell(style, r), plain(dash(r.Reason())), revisionCell(style, r),
+			plain(age(r, now)), heartbeatCell(style, r),
+		)
+	}
+	return t.write(w)
+}
+
+// readyCell shows the Ready status, or Stalled when the cluster gave up
+// until a new revision.
+func readyCell(style cli.Style, r Row) cell {
+	switch {
+	case r.Stalled():
+		return cell{ReadyStalled, style.Red}
+	case r.Ready() == bus.ConditionTrue:
+		return cell{bus.ConditionTrue, style.Green}
+	case r.Ready() == bus.ConditionFalse:
+		return cell{bus.ConditionFalse, style.Red}
+	}
+	return cell{r.Ready(), style.Yellow}
+}
+
+// revisionCell shows observed/latest, "-" for a missing one; yellow when
+// the cluster is behind.
+func revisionCell(style cli.Style, r Row) cell {
+	text := revision(r.ObservedRevision()) + "/" + revision(r.LatestRevision)
+	if r.UpToDate() {
+		return plain(text)
+	}
+	return cell{text, style.Yellow}
+}
+
+func heartbeatCell(style cli.Style, r Row) cell {
+	switch {
+	case r.Status == nil:
+		return plain("-")
+	case r.Stale():
+		return cell{heartbeatStale, style.Red}
+	}
+	return plain(heartbeatLive)
+}
+
+func revision(rev uint64) string {
+	if rev == 0 {
+		return "-"
+	}
+	return strconv.FormatUint(rev, 10)
+}
+
+// age is the time since the status was written, "-" without one.
+func age(r Row, now time.Time) string {
+	if r.Status == nil {
+		return "-"
+	}
+	return cli.Age(r.Status.UpdatedAt, now)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// cell is a table cell whose text paint colours after alignment, so the
+// colour codes never shift the columns.
+type cell struct {
+	text  string
+	paint func(string) string
+}
+
+func plain(text string) cell { return cell{text: text} }
+
+// table aligns cells in columns three spaces apart, like cli.Table, and
+// colours them after padding.
+type table struct {
+	rows [][]cell
+}
+
+func newTable(headers ...string) *table {
+	t := &table{}
+	h := make([]cell, len(headers))
+	for i, s := range headers {
+		h[i] = plain(s)
+	}
+	t.rows = append(t.rows, h)
+	return t
+}
+
+func (t *table) row(cells ...cell) { t.rows = append(t.rows, cells) }
+
+func (t *table) write(w io.Writer) error {
+	widths := make([]int, len(t.rows[0]))
+	for _, r := range t.rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c.text))
+		}
+	}
+	var b strings.Builder
+	for _, r := range t.rows {
+		for i, c := range r {
+			text := c.text
+			if c.paint != nil {
+				text = c.paint(text)
+			}
+			b.WriteString(text)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text)+3))
+			}
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
