@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,21 +19,12 @@ import (
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
-func loopbackAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // TestDevRunsEverythingAndLeavesNothingBehind runs `tinyctl dev` as the
 // README says, checks that the examples become Deployments in its API
 // server and that tinyctl reaches its NATS, then presses Ctrl-C.
 func TestDevRunsEverythingAndLeavesNothingBehind(t *testing.T) {
 	cmd := exec.Command(binary, "dev", "--nats-port", "-1",
-		"--health-addr", loopbackAddr(t), "--metrics-addr", loopbackAddr(t),
+		"--health-addr", testenv.FreeAddr(t), "--metrics-addr", testenv.FreeAddr(t),
 		"--examples", filepath.Join("..", "..", "examples"))
 	cmd.Env = os.Environ()
 	stdout, err := cmd.StdoutPipe()

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -14,29 +12,11 @@ import (
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
-// lockedBuffer collects a running process's output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // running is a tinyctl command left running in the background.
 type running struct {
 	t           *testing.T
 	cmd         *exec.Cmd
-	out, errOut *lockedBuffer
+	out, errOut *testenv.SyncBuffer
 	done        chan struct{}
 }
 
@@ -44,7 +24,7 @@ type running struct {
 // test ends.
 func (u *user) start(args ...string) *running {
 	u.t.Helper()
-	r := &running{t: u.t, out: &lockedBuffer{}, errOut: &lockedBuffer{}, done: make(chan struct{})}
+	r := &running{t: u.t, out: &testenv.SyncBuffer{}, errOut: &testenv.SyncBuffer{}, done: make(chan struct{})}
 	r.cmd = exec.Command(binary, args...)
 	r.cmd.Env = append([]string{"HOME=" + u.home, "PATH=" + os.Getenv("PATH")}, u.env...)
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.errOut

@@ -1,9 +1,7 @@
 package cli_test
 
 import (
-	"bytes"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,31 +9,13 @@ import (
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
-// syncBuffer is a bytes.Buffer safe for the progress timer's goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestProgressAppearsOnlyAfterADelayAndIsErased(t *testing.T) {
-	var quick syncBuffer
+	var quick testenv.SyncBuffer
 	cli.StartProgress(&quick, true, "connecting").Stop()
-	var off syncBuffer
+	var off testenv.SyncBuffer
 	slowOff := cli.StartProgress(&off, false, "connecting")
 
-	var slow syncBuffer
+	var slow testenv.SyncBuffer
 	p := cli.StartProgress(&slow, true, "connecting")
 	testenv.Eventually(t, cli.ProgressDelay+2*time.Second, func() error {
 		if slow.String() != "… connecting" {

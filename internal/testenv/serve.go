@@ -23,7 +23,7 @@ type ServeProcess struct {
 	// Cmd is the running command; signal it through Cmd.Process.
 	Cmd *exec.Cmd
 
-	out    *syncBuffer
+	out    *SyncBuffer
 	exited chan struct{}
 	err    error
 }
@@ -35,7 +35,7 @@ type ServeProcess struct {
 // failed. It fails the test if the process cannot start.
 func Serve(tb testing.TB, binary string, args ...string) *ServeProcess {
 	tb.Helper()
-	p := &ServeProcess{HealthAddr: FreeAddr(tb), MetricsAddr: FreeAddr(tb), out: &syncBuffer{}, exited: make(chan struct{})}
+	p := &ServeProcess{HealthAddr: FreeAddr(tb), MetricsAddr: FreeAddr(tb), out: &SyncBuffer{}, exited: make(chan struct{})}
 	all := append([]string{"serve", "--nats-context", "", "--health-addr", p.HealthAddr, "--metrics-addr", p.MetricsAddr}, args...)
 	p.Cmd = exec.Command(binary, all...)
 	p.Cmd.Env = append(os.Environ(), "HOME="+tb.TempDir())
@@ -123,19 +123,22 @@ func FreeAddr(tb testing.TB) string {
 	return l.Addr().String()
 }
 
-// syncBuffer is a bytes.Buffer safe for a process's concurrent writes.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for concurrent writes, such as a
+// running process's output or a timer goroutine's.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+// Write appends p.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+// String returns everything written so far.
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
