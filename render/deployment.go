@@ -43,7 +43,7 @@ func deployment(c api.Component, cl Cluster, m meta) (*appsv1.Deployment, error)
 	if c.Spec.Scaling == nil {
 		d.Spec.Replicas = ptr(replicas(c.Spec.Replicas))
 	}
-	return d, stamp(d, d, m.revision)
+	return d, stamp(d, d, m)
 }
 
 // replicas is the fixed worker count: the spec's, or api.DefaultReplicas

@@ -22,10 +22,11 @@ func ContentHash(obj any) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// stamp adds the content-hash and revision annotations to obj, whose
-// metadata is accessor. The hash is taken first, so it does not depend on
-// the revision.
-func stamp(obj any, accessor metav1.Object, revision uint64) error {
+// stamp adds the content-hash, revision and cluster annotations to obj,
+// whose metadata is accessor. The hash is taken first, so it depends on
+// neither the revision nor the cluster's name: the same content has the
+// same hash in every cluster and at every revision.
+func stamp(obj any, accessor metav1.Object, m meta) error {
 	h, err := ContentHash(obj)
 	if err != nil {
 		return err
@@ -35,7 +36,8 @@ func stamp(obj any, accessor metav1.Object, revision uint64) error {
 		ann = map[string]string{}
 	}
 	ann[AnnotationContentHash] = h
-	ann[AnnotationRevision] = strconv.FormatUint(revision, 10)
+	ann[AnnotationRevision] = strconv.FormatUint(m.revision, 10)
+	ann[AnnotationCluster] = m.cluster
 	accessor.SetAnnotations(ann)
 	return nil
 }

@@ -9,13 +9,19 @@ import (
 	"github.com/tinyctl/tinyctl/render"
 )
 
-// TestContentHashIgnoresRevision checks the reconciler's skip rule: a new
-// revision with the same content keeps every child's content hash (so the
-// apply is skipped), while a content change alters it.
-func TestContentHashIgnoresRevision(t *testing.T) {
+// TestContentHashIgnoresRevisionAndClusterName checks the reconciler's skip
+// rule: a new revision with the same content keeps every child's content
+// hash (so the apply is skipped), and so does the cluster's name (so diff
+// from a CLI that does not know it compares content only), while a content
+// change alters it.
+func TestContentHashIgnoresRevisionAndClusterName(t *testing.T) {
 	tc := findCase(t, "scaled-to-zero")
-	children := func(c api.Component, rev uint64) []*unstructured.Unstructured {
-		objs, err := render.Render(api.Default(c), rev, tc.cluster)
+	children := func(c api.Component, rev uint64, cluster ...string) []*unstructured.Unstructured {
+		cl := tc.cluster
+		if len(cluster) > 0 {
+			cl.Name = cluster[0]
+		}
+		objs, err := render.Render(api.Default(c), rev, cl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -27,6 +33,7 @@ func TestContentHashIgnoresRevision(t *testing.T) {
 	}
 	first := children(tc.component, 1)
 	sameContent := children(tc.component, 2)
+	elsewhere := children(tc.component, 1, "elsewhere")
 	changed := tc.component
 	changed.Spec.Image = "registry.example.com/acme/extractor:1.0.1"
 	newImage := children(changed, 3)
@@ -39,6 +46,12 @@ func TestContentHashIgnoresRevision(t *testing.T) {
 		}
 		if h2 := sameContent[i].GetAnnotations()[render.AnnotationContentHash]; h2 != h1 {
 			t.Errorf("%s hash changed with the revision alone: %s -> %s", kind, h1, h2)
+		}
+		if h3 := elsewhere[i].GetAnnotations()[render.AnnotationContentHash]; h3 != h1 {
+			t.Errorf("%s hash changed with the cluster name alone: %s -> %s", kind, h1, h3)
+		}
+		if got := elsewhere[i].GetAnnotations()[render.AnnotationCluster]; got != "elsewhere" {
+			t.Errorf("%s cluster annotation = %q, want elsewhere", kind, got)
 		}
 		if got := sameContent[i].GetAnnotations()[render.AnnotationRevision]; got != "2" {
 			t.Errorf("%s revision annotation = %q, want 2", kind, got)

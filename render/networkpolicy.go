@@ -42,7 +42,7 @@ func networkPolicy(c api.Component, cl Cluster, m meta) (*networkingv1.NetworkPo
 			Egress:      egress,
 		},
 	}
-	return np, stamp(np, np, m.revision)
+	return np, stamp(np, np, m)
 }
 
 func egressRules(e api.Egress, cl Cluster) ([]networkingv1.NetworkPolicyEgressRule, error) {

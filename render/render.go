@@ -112,7 +112,7 @@ type meta struct {
 // objectMeta returns the child's metadata without the revision and hash
 // annotations; stamp adds them once the content is final.
 func (m meta) objectMeta(extra map[string]string) metav1.ObjectMeta {
-	ann := map[string]string{AnnotationCluster: m.cluster}
+	ann := map[string]string{}
 	for k, v := range extra {
 		ann[k] = v
 	}

@@ -89,7 +89,7 @@ func scaledObject(c api.Component, cl Cluster, m meta) (*unstructured.Unstructur
 			}},
 		},
 	}
-	if err := stamp(doc, doc, m.revision); err != nil {
+	if err := stamp(doc, doc, m); err != nil {
 		return nil, err
 	}
 	return toUnstructured(doc)
