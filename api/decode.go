@@ -30,6 +30,11 @@ var ErrTooLarge = fmt.Errorf("input is larger than %d KiB", MaxSize>>10)
 // matches ErrInvalid and each of Errs with errors.Is.
 type DecodeError struct {
 	Errs []error
+	// Partial is the component as decoded when the only problems were
+	// unknown or duplicate fields (the rest of the document decoded
+	// fine), so a caller can validate it too and report every problem at
+	// once. It is nil otherwise.
+	Partial *Component
 }
 
 // Error returns all problems: on one line when there is one, otherwise one
@@ -103,7 +108,7 @@ func decodeDocument(data []byte) (Component, error) {
 		return Component{}, &DecodeError{Errs: egressProblems(err)}
 	}
 	if len(strict) > 0 {
-		return Component{}, &DecodeError{Errs: strict}
+		return Component{}, &DecodeError{Errs: strict, Partial: &c}
 	}
 	return c, nil
 }

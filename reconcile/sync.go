@@ -94,6 +94,12 @@ func (c *Controller) apply(ctx context.Context, key string, e specEntry) ([]bus.
 func (c *Controller) component(key string, value []byte) (api.Component, error) {
 	comp, err := api.Decode(value)
 	if err != nil {
+		var de *api.DecodeError
+		if errors.As(err, &de) && de.Partial != nil {
+			if _, verr := api.Normalize(*de.Partial); verr != nil {
+				return comp, errors.Join(err, verr) // every problem in one status message
+			}
+		}
 		return comp, err
 	}
 	comp, err = api.Normalize(comp)

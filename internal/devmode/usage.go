@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/internal/localkube"
 )
@@ -39,9 +41,10 @@ func printUsage(w io.Writer, nats *bus.Embedded, cp *localkube.ControlPlane, o O
   NATS monitoring:   %s
   controller health: http://%s/readyz   metrics: http://%s/metrics
 
-This cluster is named %q with labels %v; components whose placement selects
-other clusters are not run here. Nodes and KEDA do not run in dev mode: Deployments and ScaledObjects are created
-but no pods start. Press Ctrl-C to stop everything.
+This cluster is named %q with labels %s: components whose placement
+selects other clusters do not run here. No nodes and no KEDA run in dev mode:
+Deployments and ScaledObjects are created, but no pods start.
+Press Ctrl-C to stop everything.
 `, ReadyLine, cp.Kubeconfig, nats.ClientURL(), nats.MonitorURL(), o.HealthAddr, o.MetricsAddr,
-		ClusterName, ClusterLabels)
+		ClusterName, labels.Set(ClusterLabels))
 }

@@ -116,9 +116,24 @@ func Load(srcs []Source, opts Options) Set {
 // start is the file line where the document's text begins.
 func check(d api.Document, at Problem, opts Options, start int) (Component, []Problem) {
 	if d.Err != nil {
-		return Component{}, decodeProblems(d.Err, at, start)
+		return Component{}, append(decodeProblems(d.Err, at, start), partialProblems(d.Err, at, opts)...)
 	}
-	c := d.Component
+	return normalize(d.Component, at, opts)
+}
+
+// partialProblems validates what did decode when the only decode problems
+// were unknown or duplicate fields, so one run reports every problem.
+func partialProblems(err error, at Problem, opts Options) []Problem {
+	var de *api.DecodeError
+	if !errors.As(err, &de) || de.Partial == nil {
+		return nil
+	}
+	_, problems := normalize(*de.Partial, at, opts)
+	return problems
+}
+
+// normalize applies --namespace, defaults and validates c, and encodes it.
+func normalize(c api.Component, at Problem, opts Options) (Component, []Problem) {
 	if opts.Namespace != "" {
 		switch c.Metadata.Namespace {
 		case "":

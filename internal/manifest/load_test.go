@@ -37,6 +37,14 @@ func TestLoadReportsEveryProblemWithFileDocumentLineAndPath(t *testing.T) {
 			want: []string{"a.yaml: document 1 (line 1): spec.jobs.subject: unknown field"},
 		},
 		{
+			name: "an unknown field does not hide the validation problems of the same document",
+			src:  strings.Replace(strings.Replace(valid, "jobs: {", "jobs: {subject: x, ", 1), "acme/resizer:1.0.0", "acme/resizer", 1),
+			want: []string{
+				"a.yaml: document 1 (line 1): spec.jobs.subject: unknown field",
+				`a.yaml: document 1 (line 1): spec.image: Invalid value: "acme/resizer": pin a tag or digest, e.g. worker:1.2.3 or worker@sha256:<64 hex digits>`,
+			},
+		},
+		{
 			name: "validation problems of several documents, each with its starting line",
 			src: valid + "---\n# second\n" + strings.Replace(valid, "acme/resizer:1.0.0", "acme/resizer", 1) +
 				"---\n" + strings.Replace(valid, "name: resizer", "name: Resizer", 1),
