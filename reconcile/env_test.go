@@ -40,7 +40,7 @@ var (
 
 // env is one controller on its own NATS server and namespace.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	nats     *testenv.NATSServer
 	conn     *bus.Conn
 	js       jetstream.JetStream
@@ -55,7 +55,7 @@ type env struct {
 	done     chan error
 }
 
-func newEnv(t *testing.T, cfg reconcile.Config) *env {
+func newEnv(t testing.TB, cfg reconcile.Config) *env {
 	t.Helper()
 	e := &env{t: t, nats: testenv.NATS(t), ns: kube.RestrictedNamespace(t), cfg: cfg}
 	ctx := context.Background()

@@ -52,7 +52,7 @@ func TestRestartWithNothingChangedWritesNothing(t *testing.T) {
 	}
 }
 
-func lastSeq(t *testing.T, e *env, stream string) uint64 {
+func lastSeq(t testing.TB, e *env, stream string) uint64 {
 	t.Helper()
 	s, err := e.js.Stream(context.Background(), stream)
 	if err != nil {

@@ -1,0 +1,108 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/reconcile"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// benchWorkers is the parallelism of both the floor and the controller.
+const benchWorkers = 4
+
+// BenchmarkRawFloor makes, per component, exactly the writes the controller
+// makes — stream, consumer, Deployment, NetworkPolicy (server-side apply),
+// status record — directly, with benchWorkers goroutines and no loop: the
+// floor a controller cannot beat.
+//
+//	go test ./reconcile -run '^$' -bench . -benchtime 200x
+func BenchmarkRawFloor(b *testing.B) {
+	e := benchEnv(b)
+	a, err := apply.New(kube.Config, render.AnnotationContentHash)
+	if err != nil {
+		b.Fatal(err)
+	}
+	streams := bus.NewStreamManager(e.conn, 0)
+	var next atomic.Int64
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for range benchWorkers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= b.N {
+					return
+				}
+				e.rawWrite(b, a, streams, i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (e *env) rawWrite(b *testing.B, a *apply.Applier, streams *bus.StreamManager, i int) {
+	ctx := context.Background()
+	c := api.Default(e.component(fmt.Sprintf("c-%05d", i)))
+	objs, err := render.Render(c, uint64(i+1), e.cfg.Cluster)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := streams.EnsureStreamAndConsumer(ctx, objs.Stream, objs.Consumer, bus.EnsureOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	kids, err := objs.Children()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, k := range kids {
+		if _, err := a.Apply(ctx, k); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := e.statuses.Put(ctx, bus.Status{Component: api.KeyOf(c), Cluster: e.cfg.Cluster.Name, ObservedRevision: uint64(i + 1)}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkControllerConverges publishes b.N components to the spec bucket
+// and measures until the controller (benchWorkers workers) reports every
+// one Ready: publish → watch → render → ensure → apply → status.
+//
+//	go test ./reconcile -run '^$' -bench . -benchtime 200x
+func BenchmarkControllerConverges(b *testing.B) {
+	e := benchEnv(b)
+	e.cfg.Workers = benchWorkers
+	e.start()
+	b.ResetTimer()
+	for i := range b.N {
+		e.publish(e.component(fmt.Sprintf("c-%05d", i)))
+	}
+	testenv.Eventually(b, 10*time.Minute, func() error {
+		recs, err := e.statuses.List(context.Background())
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for _, r := range recs {
+			if len(r.Conditions) > 0 && r.Conditions[0].Type == reconcile.CondReady && r.Conditions[0].Status == "True" {
+				ready++
+			}
+		}
+		if ready < b.N {
+			return fmt.Errorf("%d of %d Ready", ready, b.N)
+		}
+		return nil
+	})
+}
+
+// benchEnv is a fresh NATS server and namespace for one benchmark run.
+func benchEnv(b *testing.B) *env { return newEnv(b, reconcile.Config{}) }
