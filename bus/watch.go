@@ -62,6 +62,12 @@ const watchOpenTimeout = 10 * time.Second
 // delivered (retrying with backoff), so nothing is lost or replayed. The
 // InitialDone marker is not repeated.
 //
+// A bucket deleted and created again under the same name restarts its
+// revisions at 1, which a resumed watch would skip: the Watcher does not
+// detect this. Callers that must notice compare SpecStore.Info's Created
+// time periodically and start a new watch from zero (package reconcile
+// does).
+//
 // Events is closed when the watch's context is cancelled, Stop is called,
 // or the connection is closed; Err then says why. Read Events promptly:
 // a slow reader holds back delivery (and, past the client's buffers, makes
