@@ -149,7 +149,19 @@ func (p *process) campaign(ctx context.Context) error {
 			p.release(lease)
 			return err
 		}
-		log.Warn().Err(lease.Err()).Msg("lease lost; stopped writing, campaigning again")
+		if lease.Err() != nil {
+			log.Warn().Err(lease.Err()).Msg("lease lost; stopped writing, campaigning again")
+			continue
+		}
+		// The loop stopped by itself (it could not start): let another
+		// replica try, and try again after a pause.
+		log.Error().Err(err).Msg("reconcile loop stopped; releasing the lease")
+		p.release(lease)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(p.cfg.LeaseTTL / 3):
+		}
 	}
 }
 
