@@ -170,6 +170,7 @@ func transientAPICode(code jetstream.ErrorCode) bool {
 		10023, // insufficient resources
 		10039, // JetStream not enabled for account (yet)
 		10041, // raft general error
+		10049, // generic stream creation failure, e.g. the store of a just-deleted stream still being removed
 		10063, // expected stream sequence does not match
 		10075, // peer remap failed
 		10076, // JetStream not enabled (yet)

@@ -45,7 +45,18 @@ func newStreamEnv(t *testing.T) streamEnv {
 
 func (e streamEnv) ensure(t *testing.T, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, opts bus.EnsureOptions, want bus.EnsureResult) {
 	t.Helper()
-	got, err := e.m.EnsureStreamAndConsumer(e.ctx, sc, cc, opts)
+	var got bus.EnsureResult
+	var err error
+	// A transient failure is retried, as the reconciler does: a stream
+	// re-created right after a delete can meet the server still removing
+	// the old store.
+	testenv.Eventually(t, 10*time.Second, func() error {
+		got, err = e.m.EnsureStreamAndConsumer(e.ctx, sc, cc, opts)
+		if bus.IsTransient(err) {
+			return err
+		}
+		return nil
+	})
 	if err != nil || got != want {
 		t.Fatalf("ensure: got %+v (%v), want %+v", got, err, want)
 	}
