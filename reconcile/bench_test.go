@@ -11,7 +11,6 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
-	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
 )
@@ -81,28 +80,49 @@ func (e *env) rawWrite(b *testing.B, a *apply.Applier, streams *bus.StreamManage
 func BenchmarkControllerConverges(b *testing.B) {
 	e := benchEnv(b)
 	e.cfg.Workers = benchWorkers
+	done := &convergence{want: b.N, all: make(chan struct{}), ok: map[string]bool{}}
+	e.obs = done
 	e.start()
 	b.ResetTimer()
 	for i := range b.N {
 		e.publish(e.component(fmt.Sprintf("c-%05d", i)))
 	}
-	testenv.Eventually(b, 10*time.Minute, func() error {
-		recs, err := e.statuses.List(context.Background())
-		if err != nil {
-			return err
-		}
-		ready := 0
-		for _, r := range recs {
-			if len(r.Conditions) > 0 && r.Conditions[0].Type == reconcile.CondReady && r.Conditions[0].Status == "True" {
-				ready++
-			}
-		}
-		if ready < b.N {
-			return fmt.Errorf("%d of %d Ready", ready, b.N)
-		}
-		return nil
-	})
+	select {
+	case <-done.all:
+	case <-time.After(10 * time.Minute):
+		b.Fatalf("%d of %d components converged", done.count(), b.N)
+	}
 }
+
+// convergence is an Observer that closes all once want distinct keys have
+// been reconciled without error (status written last, so they are Ready).
+type convergence struct {
+	mu   sync.Mutex
+	want int
+	ok   map[string]bool
+	all  chan struct{}
+}
+
+func (c *convergence) Reconciled(key string, _ time.Duration, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil || c.ok[key] {
+		return
+	}
+	c.ok[key] = true
+	if len(c.ok) == c.want {
+		close(c.all)
+	}
+}
+
+func (c *convergence) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.ok)
+}
+
+func (c *convergence) Applied(apply.Result)    {}
+func (c *convergence) Retried(reconcile.Class) {}
 
 // benchEnv is a fresh NATS server and namespace for one benchmark run.
 func benchEnv(b *testing.B) *env { return newEnv(b, reconcile.Config{}) }
