@@ -40,6 +40,11 @@ type Config struct {
 	// RetryBase and RetryMax bound the exponential backoff of transient
 	// failures (defaults 10ms and 5m).
 	RetryBase, RetryMax time.Duration
+	// Coalesce is how long a changed key waits for its changes to stop
+	// before it is reconciled (default 50ms), and CoalesceMax the longest
+	// it waits while they keep coming (default 1s). Drift events and the
+	// initial values are not held back.
+	Coalesce, CoalesceMax time.Duration
 	// ShutdownGrace is how long in-flight reconciles may run on after Run's
 	// context is cancelled before their context is cancelled too
 	// (default 10s).
@@ -59,6 +64,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RetryMax <= 0 {
 		c.RetryMax = 5 * time.Minute
+	}
+	if c.Coalesce <= 0 {
+		c.Coalesce = 50 * time.Millisecond
+	}
+	if c.CoalesceMax <= 0 {
+		c.CoalesceMax = time.Second
 	}
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = 10 * time.Second
@@ -89,6 +100,7 @@ type Controller struct {
 	deps     Deps
 	obs      Observer
 	specs    *specCache
+	coalesce *coalescer
 	queue    workqueue.TypedRateLimitingInterface[string]
 	children *children
 	status   *statusCache
@@ -105,7 +117,7 @@ type Controller struct {
 func New(cfg Config, deps Deps) *Controller {
 	cfg = cfg.withDefaults()
 	c := &Controller{cfg: cfg, deps: deps, obs: deps.Observer, specs: newSpecCache(), status: newStatusCache(),
-		recreated: make(chan struct{}, 1)}
+		recreated: make(chan struct{}, 1), coalesce: newCoalescer(cfg.Coalesce, cfg.CoalesceMax, time.Now)}
 	if c.obs == nil {
 		c.obs = nopObserver{}
 	}

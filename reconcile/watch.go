@@ -86,8 +86,11 @@ func (c *Controller) handleEvent(ev bus.Event) {
 	}
 	if !c.initialDone.Load() {
 		c.pending.Store(ev.Key, struct{}{})
+		c.queue.Add(ev.Key)
+		return
 	}
-	c.queue.Add(ev.Key)
+	c.coalesce.changed(ev.Key)
+	c.queue.AddAfter(ev.Key, c.cfg.Coalesce)
 }
 
 // markDone records that key has been reconciled once (successfully or

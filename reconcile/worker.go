@@ -22,6 +22,10 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
+	if wait := c.coalesce.wait(key); wait > 0 {
+		c.queue.AddAfter(key, wait) // still changing: let the burst settle
+		return true
+	}
 	e, _ := c.specs.get(key)
 	log := zerolog.Ctx(ctx).With().Str(LogKey, key).Uint64(LogRevision, e.rev).Logger()
 	ctx = log.WithContext(ctx)
