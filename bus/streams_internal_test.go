@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,12 +11,15 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
-// fakeAPI answers every lookup with lookupErr after a pause, counting the
-// calls in flight and any create.
+// fakeAPI answers every lookup with lookupErr, counting the calls in
+// flight and any create. With hold set, lookups block until it is closed.
 type fakeAPI struct {
 	lookupErr error
+	hold      chan struct{}
 	inFlight  atomic.Int32
 	peak      atomic.Int32
 	creates   atomic.Int32
@@ -29,7 +33,9 @@ func (f *fakeAPI) enter() func() {
 			break
 		}
 	}
-	time.Sleep(5 * time.Millisecond) // simulated API latency, not a wait for a condition
+	if f.hold != nil {
+		<-f.hold
+	}
 	return func() { f.inFlight.Add(-1) }
 }
 
@@ -62,19 +68,23 @@ func (f *fakeAPI) DeleteStream(context.Context, string) error { return nil }
 func (f *fakeAPI) DeleteConsumer(context.Context, string, string) error { return nil }
 
 func TestStreamManagerBoundsAPICallsInFlight(t *testing.T) {
-	api := &fakeAPI{lookupErr: nats.ErrTimeout}
+	api := &fakeAPI{lookupErr: nats.ErrTimeout, hold: make(chan struct{})}
 	m := newStreamManager(api, 3)
 	var wg sync.WaitGroup
 	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, _ = m.EnsureStream(context.Background(), jetstream.StreamConfig{Name: "S"})
-		}()
+		wg.Go(func() { _, _ = m.EnsureStream(context.Background(), jetstream.StreamConfig{Name: "S"}) })
 	}
+	// With every call held, exactly the bound's worth get in.
+	testenv.Eventually(t, 5*time.Second, func() error {
+		if n := api.inFlight.Load(); n != 3 {
+			return fmt.Errorf("%d calls in flight, want 3", n)
+		}
+		return nil
+	})
+	close(api.hold)
 	wg.Wait()
-	if peak := api.peak.Load(); peak > 3 || peak < 2 {
-		t.Fatalf("peak calls in flight %d, want 2..3 with a bound of 3", peak)
+	if peak := api.peak.Load(); peak != 3 {
+		t.Fatalf("peak calls in flight %d, want 3 with a bound of 3", peak)
 	}
 }
 
