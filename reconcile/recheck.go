@@ -1,8 +1,10 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -120,7 +122,9 @@ func (c *Controller) Orphans() map[string][]bus.Child {
 // reportOrphans writes an Orphaned status for each orphan.
 func (c *Controller) reportOrphans(ctx context.Context) error {
 	for key, kids := range c.Orphans() {
-		slices.SortFunc(kids, func(a, b bus.Child) int { return compareChild(a, b) })
+		slices.SortFunc(kids, func(a, b bus.Child) int {
+			return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Name, b.Name))
+		})
 		r := report{children: kids, conditions: []bus.Condition{{
 			Type: CondOrphaned, Status: condTrue, Reason: "SpecMissing",
 			Message: "children exist but the spec bucket holds neither a value nor a delete marker for this key; they are kept: publish the spec again, or delete them by hand",
@@ -133,20 +137,4 @@ func (c *Controller) reportOrphans(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func compareChild(a, b bus.Child) int {
-	if a.Kind != b.Kind {
-		if a.Kind < b.Kind {
-			return -1
-		}
-		return 1
-	}
-	if a.Name < b.Name {
-		return -1
-	}
-	if a.Name > b.Name {
-		return 1
-	}
-	return 0
 }
