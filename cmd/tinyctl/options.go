@@ -79,8 +79,18 @@ func (o *options) connect(ctx context.Context) (*bus.Conn, error) {
 	}
 	p := o.progress("connecting to NATS at " + strings.Join(cfg.URLs, ","))
 	defer p.Stop()
-	return bus.Connect(ctx, cfg, nil)
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	conn, err := bus.Connect(cctx, cfg, nil)
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return nil, fmt.Errorf("%w\nIs NATS running there? Point --nats-url (or TINYCTL_NATS_URL) at it, or start everything locally with: go run ./cmd/tinyctl dev", err)
+	}
+	return conn, err
 }
+
+// connectTimeout bounds the first connection of a CLI command: a server
+// that is not there should say so quickly, not after --request-timeout.
+const connectTimeout = 5 * time.Second
 
 // errNoBucket means the spec bucket does not exist; readers treat it as
 // empty.
