@@ -23,6 +23,9 @@ func kubeConfig(path, context, holder string) (*rest.Config, error) {
 		cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
 			&clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
 	}
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, fmt.Errorf("no Kubernetes cluster configured: not running in a pod, and no --kubeconfig, KUBECONFIG or ~/.kube/config")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes config: %w", err)
 	}

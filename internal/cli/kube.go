@@ -36,6 +36,9 @@ func (k *KubeFlags) RESTConfig(timeout time.Duration, warnings io.Writer) (*rest
 	rules.ExplicitPath = k.Kubeconfig
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: k.Context}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, fmt.Errorf("no Kubernetes cluster configured: give --kubeconfig, set KUBECONFIG, or create ~/.kube/config (tinyctl dev prints an export KUBECONFIG=... line for its local cluster)")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
