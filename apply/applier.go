@@ -81,13 +81,20 @@ func (a *Applier) client(m *meta.RESTMapping, ns string) dynamic.ResourceInterfa
 // object already carries obj's content hash and no other field manager owns
 // its fields; otherwise it server-side applies with force. Errors name the
 // object: "Deployment/ns/name apply failed: ...".
-func (a *Applier) Apply(ctx context.Context, obj *unstructured.Unstructured) (Result, error) {
+func (a *Applier) Apply(ctx context.Context, obj *unstructured.Unstructured, opts ...Option) (Result, error) {
 	res := resultFor(obj)
 	m, err := a.Resource(obj.GroupVersionKind())
 	if err != nil {
 		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
 	}
-	live, err := a.meta.Resource(m.Resource).Namespace(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
+	var cfg options
+	for _, o := range opts {
+		o(&cfg)
+	}
+	live := cfg.live
+	if live == nil {
+		live, err = a.meta.Resource(m.Resource).Namespace(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		res.Action = Created
@@ -102,8 +109,8 @@ func (a *Applier) Apply(ctx context.Context, obj *unstructured.Unstructured) (Re
 	if err := expired(ctx); err != nil {
 		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
 	}
-	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
-	if _, err := a.client(m, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, opts); err != nil {
+	ao := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
+	if _, err := a.client(m, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, ao); err != nil {
 		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
 	}
 	return res, nil

@@ -44,9 +44,9 @@ func newApplier(t *testing.T) *apply.Applier {
 	return a
 }
 
-func mustApply(t *testing.T, a *apply.Applier, obj *unstructured.Unstructured, want apply.Action) {
+func mustApply(t *testing.T, a *apply.Applier, obj *unstructured.Unstructured, want apply.Action, opts ...apply.Option) {
 	t.Helper()
-	res, err := a.Apply(context.Background(), obj)
+	res, err := a.Apply(context.Background(), obj, opts...)
 	if err != nil {
 		t.Fatalf("apply: %v", err)
 	}
@@ -146,4 +146,20 @@ func TestInvalidObjectIsPermanent(t *testing.T) {
 	if !apply.IsPermanent(err) {
 		t.Fatalf("invalid name: err = %v, want a permanent error", err)
 	}
+}
+
+func TestKnownLiveSkipsTheRead(t *testing.T) {
+	ns := kube.Namespace(t, nil)
+	a := newApplier(t)
+	// The caller's cache says the object exists with the desired hash: Apply
+	// trusts it and neither reads nor writes (the object does not even exist).
+	cached := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: "cm", Namespace: ns, Annotations: map[string]string{hashKey: "h1"}}}
+	res, err := a.Apply(context.Background(), configMap(ns, "cm", "one", "h1"), apply.KnownLive(cached))
+	if err != nil || res.Action != apply.Unchanged {
+		t.Fatalf("apply with a matching cached object: %v %v, want unchanged", res, err)
+	}
+	// A cached object with another hash is applied.
+	cached.Annotations[hashKey] = "old"
+	mustApply(t, a, configMap(ns, "cm", "one", "h1"), apply.Configured, apply.KnownLive(cached))
 }

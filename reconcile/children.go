@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
@@ -207,4 +208,25 @@ func (c *children) each(fn func(childKind, *metav1.PartialObjectMetadata), ns st
 			}
 		}
 	}
+}
+
+// get returns the cached metadata of the live object obj names, when an
+// informer for its kind and namespace has it.
+func (c *children) get(obj *unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool) {
+	gk := obj.GroupVersionKind().GroupKind()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range childKinds {
+		if k.gvk.GroupKind() != gk {
+			continue
+		}
+		for _, scope := range []string{obj.GetNamespace(), metav1.NamespaceAll} {
+			if inf, ok := c.informers[informerKey{k.gvr, scope}]; ok {
+				item, exists, err := inf.GetIndexer().GetByKey(obj.GetNamespace() + "/" + obj.GetName())
+				m, isMeta := item.(*metav1.PartialObjectMetadata)
+				return m, err == nil && exists && isMeta
+			}
+		}
+	}
+	return nil, false
 }

@@ -106,6 +106,7 @@ type Controller struct {
 	status   *statusCache
 
 	orphansLogged sync.Map
+	namespaces    sync.Map      // target namespaces known to exist
 	bucketCreated atomic.Value  // time.Time of the spec bucket's incarnation
 	recreated     chan struct{} // signals that the spec bucket was recreated
 	initialDone   atomic.Bool

@@ -45,6 +45,6 @@ type Statuses interface {
 
 // Applier writes Kubernetes objects (package apply).
 type Applier interface {
-	Apply(ctx context.Context, obj *unstructured.Unstructured) (apply.Result, error)
+	Apply(ctx context.Context, obj *unstructured.Unstructured, opts ...apply.Option) (apply.Result, error)
 	Delete(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (apply.Result, error)
 }

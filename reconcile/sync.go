@@ -79,6 +79,9 @@ func (c *Controller) apply(ctx context.Context, key string, e specEntry) ([]bus.
 		return nil, stepError("render", err)
 	}
 	kids, err := c.applyChildren(ctx, desired)
+	if apierrors.IsNotFound(err) {
+		c.namespaces.Delete(ns) // the namespace went away: check it again next time
+	}
 	if err != nil {
 		return kids, err
 	}
@@ -136,8 +139,12 @@ func (c *Controller) guard(ctx context.Context, key string, rev uint64) error {
 // ensureNamespace checks that the target namespace exists, creating it when
 // configured to.
 func (c *Controller) ensureNamespace(ctx context.Context, ns string) error {
+	if _, ok := c.namespaces.Load(ns); ok {
+		return nil // seen before; forgotten when a write says it is gone
+	}
 	_, err := c.deps.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if err == nil {
+		c.namespaces.Store(ns, true)
 		return nil
 	}
 	if !apierrors.IsNotFound(err) {
@@ -152,6 +159,7 @@ func (c *Controller) ensureNamespace(ctx context.Context, ns string) error {
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return stepError("create namespace "+ns, err)
 	}
+	c.namespaces.Store(ns, true)
 	return nil
 }
 
@@ -162,7 +170,11 @@ func (c *Controller) applyChildren(ctx context.Context, desired []*unstructured.
 	var kids []bus.Child
 	var waiting error
 	for _, obj := range desired {
-		res, err := c.deps.Applier.Apply(ctx, obj)
+		var opts []apply.Option
+		if live, ok := c.children.get(obj); ok {
+			opts = append(opts, apply.KnownLive(live)) // no read when the cache has it
+		}
+		res, err := c.deps.Applier.Apply(ctx, obj, opts...)
 		if errors.Is(err, apply.ErrKindNotInstalled) {
 			waiting = err
 			continue

@@ -40,13 +40,13 @@ type fencedApplier struct {
 	next reconcile.Applier
 }
 
-func (a fencedApplier) Apply(ctx context.Context, obj *unstructured.Unstructured) (apply.Result, error) {
+func (a fencedApplier) Apply(ctx context.Context, obj *unstructured.Unstructured, opts ...apply.Option) (apply.Result, error) {
 	ctx, cancel, err := a.check(ctx)
 	defer cancel()
 	if err != nil {
 		return apply.Result{}, err
 	}
-	return a.next.Apply(ctx, obj)
+	return a.next.Apply(ctx, obj, opts...)
 }
 
 func (a fencedApplier) Delete(ctx context.Context, gvk schema.GroupVersionKind, ns, name string) (apply.Result, error) {
