@@ -115,7 +115,7 @@ func cacheDir(src string) (string, error) {
 	if root == "" {
 		uc, err := os.UserCacheDir()
 		if err != nil {
-			return "", fmt.Errorf("cache dir: %w (set %s)", err, EnvCacheDir)
+			uc = os.TempDir() // no $HOME: still works, just not shared across users
 		}
 		root = filepath.Join(uc, "tinyctl")
 	}
