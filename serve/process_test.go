@@ -76,8 +76,17 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{t: t, nats: testenv.NATS(t), ns: kube.RestrictedNamespace(t)}
-	conn, err := bus.Connect(context.Background(), bus.Config{URLs: []string{f.nats.URL()}}, nil)
+	nats := testenv.NATS(t)
+	f := fixtureAt(t, nats.URL(), kube.RestrictedNamespace(t))
+	f.nats = nats
+	return f
+}
+
+// fixtureAt connects to a NATS server that is already running at url and
+// publishes into namespace ns.
+func fixtureAt(t *testing.T, url, ns string) *fixture {
+	f := &fixture{t: t, ns: ns}
+	conn, err := bus.Connect(context.Background(), bus.Config{URLs: []string{url}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
