@@ -2,56 +2,53 @@ package bus
 
 import (
 	"context"
-	"math/rand/v2"
+	"math"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// Backoff is capped exponential backoff with jitter: attempt n waits
-// Min*2^n, capped at Max, then spread by up to ±Jitter of itself so that
-// many clients do not retry in step.
-type Backoff struct {
-	Min    time.Duration
-	Max    time.Duration
-	Jitter float64 // fraction in [0, 1]
+// DefaultBackoff is how reconnects and watch re-creations are spaced when
+// a caller sets no backoff: 100ms doubling to 10s, each step plus up to a
+// fifth of itself so that many clients do not retry in step.
+func DefaultBackoff() wait.Backoff {
+	return wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Jitter: 0.2, Cap: 10 * time.Second}
 }
 
-// Defaults for a Backoff left zero.
-const (
-	defaultBackoffMin    = 100 * time.Millisecond
-	defaultBackoffMax    = 10 * time.Second
-	defaultBackoffJitter = 0.2
-)
-
-// withDefaults fills zero fields with the defaults.
-func (b Backoff) withDefaults() Backoff {
-	if b.Min <= 0 {
-		b.Min = defaultBackoffMin
+// withDefaults fills a zero Duration, Factor or Cap from DefaultBackoff.
+func withDefaults(b wait.Backoff) wait.Backoff {
+	d := DefaultBackoff()
+	if b.Duration <= 0 {
+		b.Duration = d.Duration
 	}
-	if b.Max < b.Min {
-		b.Max = max(defaultBackoffMax, b.Min)
+	if b.Factor <= 0 {
+		b.Factor = d.Factor
 	}
-	if b.Jitter <= 0 || b.Jitter > 1 {
-		b.Jitter = defaultBackoffJitter
+	if b.Cap < b.Duration {
+		b.Cap = max(d.Cap, b.Duration)
 	}
 	return b
 }
 
-// Delay returns the wait before retry number attempt (0-based).
-func (b Backoff) Delay(attempt int) time.Duration {
-	b = b.withDefaults()
-	d := b.Min
-	for i := 0; i < attempt && d < b.Max; i++ {
-		d *= 2
+// Delay returns the wait before retry number attempt (0-based) of b:
+// Duration × Factor^attempt, capped at Cap, plus up to Jitter of itself.
+// Zero fields of b take DefaultBackoff's values.
+func Delay(b wait.Backoff, attempt int) time.Duration {
+	b = withDefaults(b)
+	b.Steps = math.MaxInt32
+	d := b.Step()
+	for i := 0; i < attempt; i++ {
+		if b.Steps == 0 { // capped: every later step is Cap plus jitter
+			return b.Step()
+		}
+		d = b.Step()
 	}
-	d = min(d, b.Max)
-	spread := float64(d) * b.Jitter
-	d += time.Duration((rand.Float64()*2 - 1) * spread)
-	return max(d, time.Millisecond)
+	return d
 }
 
-// sleepCtx waits d or until ctx is done; it reports whether the full wait
+// SleepCtx waits d or until ctx is done; it reports whether the full wait
 // passed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
+func SleepCtx(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

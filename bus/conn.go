@@ -153,9 +153,14 @@ func (c *Conn) onClosed(nc *nats.Conn) {
 	c.report(StateChange{State: StateClosed, Err: nc.LastError()})
 }
 
-// notifyReconnect returns a channel that receives (coalesced) a value after
-// every reconnect, and a function that stops the notifications.
-func (c *Conn) notifyReconnect() (<-chan struct{}, func()) {
+// Closed reports whether Close was called (the connection will not come
+// back).
+func (c *Conn) Closed() bool { return c.nc.IsClosed() }
+
+// NotifyReconnect returns a channel that receives (coalesced) a value after
+// every reconnect, and a function that stops the notifications. Watches use
+// it to re-create consumers the server may have dropped.
+func (c *Conn) NotifyReconnect() (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // Config says where NATS is and who to be there. Set at most one of
@@ -37,8 +39,8 @@ type Config struct {
 	TLSKeyFile  string
 
 	// Reconnect spaces reconnect attempts (and the attempts of the first
-	// connect). Zero fields take defaults (100ms doubling to 10s, ±20%).
-	Reconnect Backoff
+	// connect). Zero fields take DefaultBackoff's values.
+	Reconnect wait.Backoff
 	// ReconnectBufSize is how many bytes of publishes are buffered while
 	// disconnected (default 8 MiB; -1 disables buffering).
 	ReconnectBufSize int
@@ -82,7 +84,7 @@ func Connect(ctx context.Context, cfg Config, onState func(StateChange)) (*Conn,
 			return nil, fmt.Errorf("bus: connect to %s: %w", url, permanent)
 		}
 		c.report(StateChange{State: StateDisconnected, Err: err})
-		if !sleepCtx(ctx, cfg.Reconnect.Delay(attempt)) {
+		if !SleepCtx(ctx, Delay(cfg.Reconnect, attempt)) {
 			return nil, fmt.Errorf("bus: connect to %s: %w (last error: %w)", url, ctx.Err(), err)
 		}
 	}
@@ -116,10 +118,10 @@ func (cfg Config) natsOptions(c *Conn) ([]nats.Option, error) {
 		nats.Name(cfg.Name),
 		nats.MaxReconnects(-1),
 		nats.IgnoreAuthErrorAbort(),
-		nats.CustomReconnectDelay(cfg.Reconnect.Delay),
-		nats.ReconnectBufSize(orDefault(cfg.ReconnectBufSize, DefaultReconnectBufSize)),
-		nats.Timeout(orDefault(cfg.ConnectTimeout, DefaultConnectTimeout)),
-		nats.PingInterval(orDefault(cfg.PingInterval, DefaultPingInterval)),
+		nats.CustomReconnectDelay(func(n int) time.Duration { return Delay(cfg.Reconnect, n) }),
+		nats.ReconnectBufSize(cmp.Or(cfg.ReconnectBufSize, DefaultReconnectBufSize)),
+		nats.Timeout(cmp.Or(cfg.ConnectTimeout, DefaultConnectTimeout)),
+		nats.PingInterval(cmp.Or(cfg.PingInterval, DefaultPingInterval)),
 		nats.MaxPingsOutstanding(2),
 		nats.DisconnectErrHandler(c.onDisconnect),
 		nats.ReconnectHandler(c.onReconnect),
@@ -166,12 +168,4 @@ func (cfg Config) authOptions() ([]nats.Option, error) {
 		opts = append(opts, nats.ClientCert(cfg.TLSCertFile, cfg.TLSKeyFile))
 	}
 	return opts, nil
-}
-
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
@@ -39,8 +41,8 @@ func TestConnectReportsStatesAndNeverGivesUpReconnecting(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t)
 	var log stateLog
-	c := connect(t, configFor(s), log.record)
-	must(t, log.saw(bus.StateConnected))
+	c := testenv.BusConnect(t, s.BusConfig(), log.record)
+	testenv.Must(t, log.saw(bus.StateConnected))
 	if got := c.NATS().Opts.MaxReconnect; got != -1 {
 		t.Fatalf("max reconnects %d, want -1 (never give up)", got)
 	}
@@ -63,7 +65,7 @@ func TestConnectRetriesTheFirstConnectUntilTheServerIsUp(t *testing.T) {
 	var log stateLog
 	connected := make(chan error, 1)
 	go func() {
-		c, err := bus.Connect(testCtx(t, 15*time.Second), configFor(s), log.record)
+		c, err := bus.Connect(testenv.Ctx(t, 15*time.Second), s.BusConfig(), log.record)
 		if err == nil {
 			c.Close()
 		}
@@ -82,7 +84,7 @@ func TestConnectStopsRetryingWhenTheContextEnds(t *testing.T) {
 	s.Shutdown()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	if _, err := bus.Connect(ctx, configFor(s), nil); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := bus.Connect(ctx, s.BusConfig(), nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want context.DeadlineExceeded", err)
 	}
 }
@@ -102,16 +104,16 @@ func TestConnectRejectsAmbiguousCredentials(t *testing.T) {
 	}
 }
 
-func TestBackoffGrowsToItsCapWithBoundedJitter(t *testing.T) {
-	b := bus.Backoff{Min: 100 * time.Millisecond, Max: time.Second, Jitter: 0.2}
+func TestDelayGrowsToItsCapWithBoundedJitter(t *testing.T) {
+	b := wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Cap: time.Second, Jitter: 0.2}
 	cases := []struct {
 		attempt int
 		base    time.Duration
 	}{{0, 100 * time.Millisecond}, {1, 200 * time.Millisecond}, {3, 800 * time.Millisecond}, {4, time.Second}, {50, time.Second}}
 	for _, tc := range cases {
 		for range 100 {
-			d := b.Delay(tc.attempt)
-			if lo, hi := tc.base*8/10, tc.base*12/10; d < lo || d > hi {
+			d := bus.Delay(b, tc.attempt)
+			if lo, hi := tc.base, tc.base*12/10; d < lo || d > hi {
 				t.Fatalf("attempt %d: delay %s outside [%s, %s]", tc.attempt, d, lo, hi)
 			}
 		}

@@ -1,18 +1,18 @@
-// Package bus is tinyctl's NATS layer: everything the control plane keeps
-// or exchanges on NATS goes through it.
+// Package bus is the connection to NATS that every part of tinyctl's NATS
+// layer is opened on, and the errors that layer returns.
 //
 //   - Connect opens a client from a Config (token, user/password, nkey,
 //     creds/JWT, TLS and mutual TLS) that reconnects forever with backoff and
 //     jitter and reports its state changes.
 //   - StartEmbedded runs a nats-server with JetStream inside the process for
 //     dev mode and single-binary deployments.
-//   - SpecStore keeps component specs in a JetStream KV bucket as raw bytes,
-//     with revision-checked writes, history, rollback and a resumable Watch.
-//   - StatusStore keeps per-cluster status records and per-cluster
-//     heartbeats, so readers can tell a live status from a stale one.
-//   - LeaseStore hands out TTL leases for leader election.
-//   - StreamManager ensures the JetStream stream and durable consumer of a
-//     component without ever losing a consumer's position.
+//   - Conn.Guarded turns the server's asynchronous permission violations into
+//     errors of the operations that caused them.
+//
+// The jobs built on a connection live in sub-packages, one each: kv (a KV
+// bucket and its resumable watch), specs (the spec bucket), status (status
+// records and heartbeats), lease (leader election and the write fence) and
+// streams (work-queue streams and durable consumers).
 //
 // Errors are classified once, here: ErrNotFound, *RevisionMismatchError,
 // ErrPermissionDenied, ErrAuthentication and IsTransient work with

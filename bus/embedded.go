@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -108,11 +109,11 @@ func (cfg EmbeddedConfig) serverOptions() (*server.Options, error) {
 	if cfg.Token != "" && len(cfg.Users) > 0 {
 		return nil, errors.New("bus: embedded server takes a token or users, not both")
 	}
-	host := orDefault(cfg.Host, "127.0.0.1")
+	host := cmp.Or(cfg.Host, "127.0.0.1")
 	o := &server.Options{
-		ServerName:         orDefault(cfg.ServerName, "tinyctl"),
+		ServerName:         cmp.Or(cfg.ServerName, "tinyctl"),
 		Host:               host,
-		Port:               orDefault(cfg.Port, server.DEFAULT_PORT),
+		Port:               cmp.Or(cfg.Port, server.DEFAULT_PORT),
 		JetStream:          true,
 		StoreDir:           cfg.StoreDir,
 		JetStreamDomain:    cfg.JetStreamDomain,

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Sentinel errors. Test for them with errors.Is; this package always
-// returns them wrapped with the operation ("bus: put ns.name: ...").
+// Sentinel errors. Test for them with errors.Is; the bus packages always
+// return them wrapped with the operation ("bus: put ns.name: ...").
 var (
 	// ErrNotFound means the key, stream or consumer does not exist (a KV key
 	// whose latest revision is a delete or purge marker counts as missing).
@@ -26,15 +27,6 @@ var (
 	// ErrAuthentication means the server refused the credentials, or the
 	// TLS handshake failed. Retrying with the same config cannot fix it.
 	ErrAuthentication = errors.New("authentication failed")
-	// ErrLeaseHeld means another holder owns a live lease.
-	ErrLeaseHeld = errors.New("lease held by another holder")
-	// ErrLeaseLost means a held lease was taken over, deleted, or not
-	// renewed in time.
-	ErrLeaseLost = errors.New("lease lost")
-	// ErrBucketConfig is what every *BucketConfigError is.
-	ErrBucketConfig = errors.New("bucket exists with other settings")
-	// ErrDrift is what every *DriftError is.
-	ErrDrift = errors.New("config drift cannot be corrected")
 )
 
 // RevisionMismatchError says a revision-checked write lost: the key was
@@ -58,7 +50,7 @@ func (e *RevisionMismatchError) Is(target error) bool {
 }
 
 // ConfigDiff is one setting that differs between what was asked and what
-// the server has.
+// the server has (a bucket's, a stream's or a consumer's).
 type ConfigDiff struct {
 	Field string
 	Want  string
@@ -70,46 +62,8 @@ func (d ConfigDiff) String() string {
 	return fmt.Sprintf("%s: want %s, have %s", d.Field, d.Want, d.Have)
 }
 
-// BucketConfigError reports a KV bucket that exists with settings other
-// than the configured ones. The bucket is left as it is.
-type BucketConfigError struct {
-	Bucket string
-	Diffs  []ConfigDiff
-}
-
-// Error names the bucket and every differing setting.
-func (e *BucketConfigError) Error() string {
-	return fmt.Sprintf("bus: bucket %s exists with other settings: %s", e.Bucket, joinDiffs(e.Diffs))
-}
-
-// Is makes the error match ErrBucketConfig.
-func (e *BucketConfigError) Is(target error) bool { return target == ErrBucketConfig }
-
-// DriftError reports a stream or consumer whose live config differs from
-// the desired one in a way the server refused to update (or, for a
-// consumer, that only deleting it would fix).
-type DriftError struct {
-	Object string // "stream/NAME" or "consumer/STREAM/NAME"
-	Diffs  []ConfigDiff
-	Err    error
-}
-
-// Error names the object, the drift and the server's refusal.
-func (e *DriftError) Error() string {
-	msg := fmt.Sprintf("bus: %s drifted and cannot be updated in place: %s", e.Object, joinDiffs(e.Diffs))
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-// Is makes the error match ErrDrift.
-func (e *DriftError) Is(target error) bool { return target == ErrDrift }
-
-// Unwrap returns the server's refusal.
-func (e *DriftError) Unwrap() error { return e.Err }
-
-func joinDiffs(diffs []ConfigDiff) string {
+// JoinDiffs renders diffs as "a: want x, have y; b: ...".
+func JoinDiffs(diffs []ConfigDiff) string {
 	parts := make([]string, len(diffs))
 	for i, d := range diffs {
 		parts[i] = d.String()
@@ -154,40 +108,58 @@ func isTransientCause(err error) bool {
 		}
 	}
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && transientAPICode(apiErr.ErrorCode)
+	return errors.As(err, &apiErr) && IsTransientAPIError(apiErr)
 }
 
-// transientAPICode reports whether a JetStream API error code means "not
-// now" rather than "not ever": the system or a peer is unavailable, not
-// leader, offline or still recovering. Other 5xx codes (such as a refused
-// config update, 10012 or 10069) are permanent.
-func transientAPICode(code jetstream.ErrorCode) bool {
-	switch code {
-	case 10004, // cluster incomplete results
-		10007, // cluster not assigned to this server
-		10008, // JetStream system temporarily unavailable
-		10009, // cluster can not handle request (not leader)
-		10023, // insufficient resources
-		10039, // JetStream not enabled for account (yet)
-		10041, // raft general error
-		10049, // generic stream creation failure, e.g. the store of a just-deleted stream still being removed
-		10063, // expected stream sequence does not match
-		10075, // peer remap failed
-		10076, // JetStream not enabled (yet)
-		10118, // stream offline
-		10119, // consumer offline
-		10163, // expected last sequence per subject temporarily unavailable
-		10194, // stream offline (with reason)
-		10195: // consumer offline (with reason)
-		return true
+// transientAPIErrors are the JetStream API errors that mean "not now"
+// rather than "not ever": the system or a peer is unavailable, not leader,
+// offline or still recovering. Other errors (such as a refused config
+// update) are permanent.
+var transientAPIErrors = []server.ErrorIdentifier{
+	server.JSClusterIncompleteErr,
+	server.JSClusterNotAssignedErr,
+	server.JSClusterNotAvailErr,
+	server.JSClusterNotLeaderErr,
+	server.JSInsufficientResourcesErr,
+	server.JSNotEnabledForAccountErr,
+	server.JSRaftGeneralErrF,
+	// a generic creation failure, e.g. the store of a just-deleted stream
+	// still being removed
+	server.JSStreamCreateErrF,
+	server.JSStreamSequenceNotMatchErr,
+	server.JSPeerRemapErr,
+	server.JSNotEnabledErr,
+	server.JSStreamOfflineErr,
+	server.JSConsumerOfflineErr,
+	server.JSStreamExpectedLastSeqPerSubjectNotReady,
+	server.JSStreamOfflineReasonErrF,
+	server.JSConsumerOfflineReasonErrF,
+}
+
+// IsTransientAPIError reports whether a JetStream API error is one that
+// retrying may fix (see transientAPIErrors).
+func IsTransientAPIError(e *jetstream.APIError) bool {
+	return IsAPIError(e, transientAPIErrors...)
+}
+
+// IsAPIError reports whether e carries the error code of one of ids, the
+// server's names for its JetStream errors.
+func IsAPIError(e *jetstream.APIError, ids ...server.ErrorIdentifier) bool {
+	if e == nil {
+		return false
+	}
+	for _, id := range ids {
+		if ae, ok := server.ApiErrors[id]; ok && uint16(e.ErrorCode) == ae.ErrCode {
+			return true
+		}
 	}
 	return false
 }
 
-// classify maps a client-library error from op to this package's errors:
+// Classify maps a client-library error from op to the bus errors:
 // not-found to ErrNotFound, retryable causes to *TransientError. Other
-// errors are wrapped with op and returned.
-func classify(op string, err error) error {
+// errors are wrapped with op and returned; nil stays nil.
+func Classify(op string, err error) error {
 	switch {
 	case err == nil:
 		return nil

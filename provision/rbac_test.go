@@ -20,6 +20,10 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/bus/streams"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/provision"
 	"github.com/tinyctl/tinyctl/reconcile"
@@ -122,7 +126,7 @@ func forbiddenCalls(sa *rest.Config, target, runtimeNS string) map[string]func(c
 // runController runs a reconcile.Controller whose every Kubernetes call
 // goes through cfg, on its own embedded NATS server, until the test ends.
 // It returns the spec store to publish into.
-func runController(t *testing.T, cfg *rest.Config, namespaces []string) *bus.SpecStore {
+func runController(t *testing.T, cfg *rest.Config, namespaces []string) *specs.Store {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := bus.Connect(ctx, bus.Config{URLs: []string{testenv.NATS(t).URL()}, Name: t.Name()}, nil)
@@ -130,25 +134,25 @@ func runController(t *testing.T, cfg *rest.Config, namespaces []string) *bus.Spe
 		t.Fatal(err)
 	}
 	t.Cleanup(conn.Close)
-	specs, err := bus.OpenSpecStore(ctx, conn, bus.DefaultSpecBucketConfig())
+	specs, err := specs.Open(ctx, conn, specs.Config{}, kv.Ensure)
 	if err != nil {
 		t.Fatal(err)
 	}
-	statuses, err := bus.OpenStatusStore(ctx, conn, bus.StatusConfig{})
+	statuses, err := status.Open(ctx, conn, status.Config{}, kv.Ensure)
 	if err != nil {
 		t.Fatal(err)
 	}
+	js := streams.New(conn, 0)
 	a, err := apply.New(cfg, render.AnnotationContentHash)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctrl := reconcile.New(reconcile.Config{Cluster: render.Cluster{Name: "rbac"}, Namespaces: namespaces, Recheck: 200 * time.Millisecond},
 		reconcile.Deps{
-			Specs: specs, Streams: bus.NewStreamManager(conn, 0), Statuses: statuses, Applier: a,
-			StreamNames: func(ctx context.Context) ([]string, error) { return bus.StreamNames(ctx, conn) },
-			Kube:        kubernetes.NewForConfigOrDie(cfg),
-			Metadata:    metadata.NewForConfigOrDie(cfg),
-			Discovery:   discovery.NewDiscoveryClientForConfigOrDie(cfg),
+			Specs: specs, Streams: js, StreamNames: js.Names, Statuses: statuses, Applier: a,
+			Kube:      kubernetes.NewForConfigOrDie(cfg),
+			Metadata:  metadata.NewForConfigOrDie(cfg),
+			Discovery: discovery.NewDiscoveryClientForConfigOrDie(cfg),
 		})
 	runCtx, stop := context.WithCancel(zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel).WithContext(ctx))
 	done := make(chan error, 1)
@@ -169,7 +173,7 @@ func runController(t *testing.T, cfg *rest.Config, namespaces []string) *bus.Spe
 }
 
 // publish puts a minimal component into the spec store.
-func publish(t *testing.T, specs *bus.SpecStore, ns, name string) {
+func publish(t *testing.T, specs *specs.Store, ns, name string) {
 	t.Helper()
 	c := api.Component{
 		APIVersion: api.APIVersion, Kind: api.Kind,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/streams"
 	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
 )
@@ -30,7 +30,7 @@ func BenchmarkRawFloor(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	streams := bus.NewStreamManager(e.conn, 0)
+	streams := streams.New(e.conn, 0)
 	var next atomic.Int64
 	b.ResetTimer()
 	var wg sync.WaitGroup
@@ -48,14 +48,14 @@ func BenchmarkRawFloor(b *testing.B) {
 	wg.Wait()
 }
 
-func (e *env) rawWrite(b *testing.B, a *apply.Applier, streams *bus.StreamManager, i int) {
+func (e *env) rawWrite(b *testing.B, a *apply.Applier, js *streams.Manager, i int) {
 	ctx := context.Background()
 	c := api.Default(e.component(fmt.Sprintf("c-%05d", i)))
 	objs, err := render.Render(c, uint64(i+1), e.cfg.Cluster)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := streams.EnsureStreamAndConsumer(ctx, objs.Stream, objs.Consumer, bus.EnsureOptions{}); err != nil {
+	if _, err := js.EnsureStreamAndConsumer(ctx, objs.Stream, objs.Consumer, streams.EnsureOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	kids, err := objs.Children()
@@ -67,7 +67,7 @@ func (e *env) rawWrite(b *testing.B, a *apply.Applier, streams *bus.StreamManage
 			b.Fatal(err)
 		}
 	}
-	if _, err := e.statuses.Put(ctx, bus.Status{Component: api.KeyOf(c), Cluster: e.cfg.Cluster.Name, ObservedRevision: uint64(i + 1)}); err != nil {
+	if _, err := e.statuses.Put(ctx, api.Status{Component: api.KeyOf(c), Cluster: e.cfg.Cluster.Name, ObservedRevision: uint64(i + 1)}); err != nil {
 		b.Fatal(err)
 	}
 }

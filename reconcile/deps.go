@@ -7,29 +7,33 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/bus/streams"
 )
 
 // Specs is what the loop reads from the spec store.
 type Specs interface {
-	// Watch streams the bucket's changes (see bus.Watcher).
-	Watch(ctx context.Context, opts bus.WatchOptions) (*bus.Watcher, error)
+	// Watch streams the bucket's changes (see kv.Watcher).
+	Watch(ctx context.Context, opts kv.WatchOptions) (*kv.Watcher, error)
 	// Get returns the latest put of key, or bus.ErrNotFound when the key
 	// was deleted or never written.
-	Get(ctx context.Context, key string) (bus.Entry, error)
+	Get(ctx context.Context, key string) (kv.Entry, error)
 	// History returns the kept revisions of key, oldest first.
-	History(ctx context.Context, key string) ([]bus.Entry, error)
+	History(ctx context.Context, key string) ([]kv.Entry, error)
 	// Info identifies the bucket's incarnation (a recreated bucket has a
 	// new creation time).
-	Info(ctx context.Context) (bus.BucketInfo, error)
+	Info(ctx context.Context) (kv.Info, error)
 }
 
 // Streams provisions a component's JetStream stream and durable consumer
-// (bus.StreamManager).
+// (streams.Manager).
 type Streams interface {
-	EnsureStreamAndConsumer(ctx context.Context, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, opts bus.EnsureOptions) (bus.EnsureResult, error)
-	Delete(ctx context.Context, stream string, policy bus.DeletionPolicy) (bus.Action, error)
+	EnsureStreamAndConsumer(ctx context.Context, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, opts streams.EnsureOptions) (streams.EnsureResult, error)
+	// Delete removes a stream with its messages and consumers.
+	Delete(ctx context.Context, stream string) (api.Action, error)
 }
 
 // StreamLister lists stream names, for the periodic check that re-creates
@@ -38,9 +42,9 @@ type StreamLister func(ctx context.Context) ([]string, error)
 
 // Statuses stores one status record per component per cluster.
 type Statuses interface {
-	Put(ctx context.Context, s bus.Status) (uint64, error)
+	Put(ctx context.Context, s api.Status) (uint64, error)
 	Delete(ctx context.Context, component, cluster string) error
-	List(ctx context.Context) ([]bus.StatusRecord, error)
+	List(ctx context.Context) ([]status.Record, error)
 }
 
 // Applier writes Kubernetes objects (package apply).

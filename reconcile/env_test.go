@@ -22,6 +22,10 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/bus/streams"
 	"github.com/tinyctl/tinyctl/deploy"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/reconcile"
@@ -44,8 +48,8 @@ type env struct {
 	nats     *testenv.NATSServer
 	conn     *bus.Conn
 	js       jetstream.JetStream
-	specs    *bus.SpecStore
-	statuses *bus.StatusStore
+	specs    *specs.Store
+	statuses *status.Store
 	dyn      dynamic.Interface
 	ns       string
 	cfg      reconcile.Config
@@ -66,10 +70,10 @@ func newEnv(t testing.TB, cfg reconcile.Config) *env {
 	}
 	t.Cleanup(e.conn.Close)
 	e.js = e.conn.JetStream()
-	if e.specs, err = bus.OpenSpecStore(ctx, e.conn, bus.DefaultSpecBucketConfig()); err != nil {
+	if e.specs, err = specs.Open(ctx, e.conn, specs.Config{}, kv.Ensure); err != nil {
 		t.Fatalf("spec store: %v", err)
 	}
-	if e.statuses, err = bus.OpenStatusStore(ctx, e.conn, bus.StatusConfig{}); err != nil {
+	if e.statuses, err = status.Open(ctx, e.conn, status.Config{}, kv.Ensure); err != nil {
 		t.Fatalf("status store: %v", err)
 	}
 	e.dyn, _ = kube.Dynamic(t)
@@ -92,18 +96,17 @@ func (e *env) start() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	js := streams.New(e.conn, 0)
 	deps := reconcile.Deps{
-		Specs:   e.specs,
-		Streams: bus.NewStreamManager(e.conn, 0),
-		StreamNames: func(ctx context.Context) ([]string, error) {
-			return bus.StreamNames(ctx, e.conn)
-		},
-		Statuses:  e.statuses,
-		Applier:   a,
-		Kube:      kubernetes.NewForConfigOrDie(kube.Config),
-		Metadata:  metadata.NewForConfigOrDie(kube.Config),
-		Discovery: discovery.NewDiscoveryClientForConfigOrDie(kube.Config),
-		Observer:  e.obs,
+		Specs:       e.specs,
+		Streams:     js,
+		StreamNames: js.Names,
+		Statuses:    e.statuses,
+		Applier:     a,
+		Kube:        kubernetes.NewForConfigOrDie(kube.Config),
+		Metadata:    metadata.NewForConfigOrDie(kube.Config),
+		Discovery:   discovery.NewDiscoveryClientForConfigOrDie(kube.Config),
+		Observer:    e.obs,
 	}
 	e.ctrl = reconcile.New(e.cfg, deps)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -210,14 +213,14 @@ func (e *env) waitGone(gvr schema.GroupVersionResource, name string) {
 }
 
 // status returns the status record of component name in this cluster.
-func (e *env) status(name string) (bus.StatusRecord, error) {
+func (e *env) status(name string) (status.Record, error) {
 	return e.statuses.Get(context.Background(), api.Key(e.ns, name), e.cfg.Cluster.Name)
 }
 
 // waitStatus polls until the status of name has a condition typ=want.
-func (e *env) waitStatus(name, typ, want string, rev uint64) bus.StatusRecord {
+func (e *env) waitStatus(name, typ, want string, rev uint64) status.Record {
 	e.t.Helper()
-	var rec bus.StatusRecord
+	var rec status.Record
 	testenv.Eventually(e.t, 30*time.Second, func() error {
 		var err error
 		if rec, err = e.status(name); err != nil {
@@ -227,7 +230,7 @@ func (e *env) waitStatus(name, typ, want string, rev uint64) bus.StatusRecord {
 			return fmt.Errorf("observed revision %d, want %d", rec.ObservedRevision, rev)
 		}
 		for _, c := range rec.Conditions {
-			if c.Type == typ && c.Status == want {
+			if c.Type == typ && string(c.Status) == want {
 				return nil
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/streams"
 )
 
 // Class says how the loop treats a failed reconcile.
@@ -75,7 +76,7 @@ func Classify(err error) (Class, string) {
 		return Waiting, "NamespaceMissing"
 	case errors.Is(err, bus.ErrPermissionDenied):
 		return Waiting, "PermissionDenied"
-	case errors.Is(err, bus.ErrDrift):
+	case errors.Is(err, streams.ErrDrift):
 		return Permanent, "ConsumerDrift"
 	case isRejectedByJetStream(err):
 		return Permanent, "StreamRejected"

@@ -13,6 +13,7 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/streams"
 )
 
 func TestClassify(t *testing.T) {
@@ -28,7 +29,7 @@ func TestClassify(t *testing.T) {
 		{"crd missing", fmt.Errorf("ScaledObject: %w", apply.ErrKindNotInstalled), Waiting, "KindNotInstalled"},
 		{"namespace missing", fmt.Errorf("ns: %w", ErrNamespaceMissing), Waiting, "NamespaceMissing"},
 		{"nats permissions", fmt.Errorf("stream: %w", bus.ErrPermissionDenied), Waiting, "PermissionDenied"},
-		{"consumer drift the server refuses", &bus.DriftError{}, Permanent, "ConsumerDrift"},
+		{"consumer drift the server refuses", &streams.DriftError{}, Permanent, "ConsumerDrift"},
 		{"replicas above cluster size", fmt.Errorf("stream x: %w", &jetstream.APIError{Code: 500, ErrorCode: 10074, Description: "replicas > 1 not supported in non-clustered mode"}), Permanent, "StreamRejected"},
 		{"jetstream not leader", fmt.Errorf("stream x: %w", &jetstream.APIError{Code: 503, ErrorCode: 10009}), Transient, "Retrying"},
 		{"api server conflict", apierrors.NewConflict(deploy, "b", errors.New("changed")), Transient, "Retrying"},

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/reconcile"
 )
 
@@ -89,13 +89,13 @@ func TestPoisonSpecDoesNotBlockTheOthers(t *testing.T) {
 	}
 }
 
-func condition(conds []bus.Condition, typ string) (bus.Condition, bool) {
+func condition(conds []api.Condition, typ string) (api.Condition, bool) {
 	for _, c := range conds {
 		if c.Type == typ {
 			return c, true
 		}
 	}
-	return bus.Condition{}, false
+	return api.Condition{}, false
 }
 
 func TestScaledObjectAppearsWhenTheCRDIsInstalledLater(t *testing.T) {
@@ -124,7 +124,7 @@ func TestMissingNamespaceIsAClearCondition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec bus.StatusRecord
+	var rec status.Record
 	waitUntil(t, func() error {
 		rec, err = e.statuses.Get(context.Background(), api.Key("no-such-namespace", "lost"), e.cfg.Cluster.Name)
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/rs/zerolog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/api"
 )
 
 // fullResyncEvery is how many rechecks pass between re-enqueueing every
@@ -107,14 +107,14 @@ func (c *Controller) checkStreams(ctx context.Context) error {
 // cluster but no entry at all in the spec bucket: not a value and not a
 // delete marker (the bucket was emptied or recreated). Their children are
 // kept and reported, never deleted.
-func (c *Controller) Orphans() map[string][]bus.Child {
-	out := map[string][]bus.Child{}
+func (c *Controller) Orphans() map[string][]api.Child {
+	out := map[string][]api.Child{}
 	c.children.each(func(k childKind, m *metav1.PartialObjectMetadata) {
 		key, ok := componentKey(m)
 		if !ok || c.specs.known(key) {
 			return
 		}
-		out[key] = append(out[key], bus.Child{Kind: k.gvk.Kind, Namespace: m.Namespace, Name: m.Name})
+		out[key] = append(out[key], api.Child{Kind: k.gvk.Kind, Namespace: m.Namespace, Name: m.Name})
 	}, "")
 	return out
 }
@@ -122,10 +122,10 @@ func (c *Controller) Orphans() map[string][]bus.Child {
 // reportOrphans writes an Orphaned status for each orphan.
 func (c *Controller) reportOrphans(ctx context.Context) error {
 	for key, kids := range c.Orphans() {
-		slices.SortFunc(kids, func(a, b bus.Child) int {
+		slices.SortFunc(kids, func(a, b api.Child) int {
 			return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Name, b.Name))
 		})
-		r := report{children: kids, conditions: []bus.Condition{{
+		r := report{children: kids, conditions: []api.Condition{{
 			Type: CondOrphaned, Status: condTrue, Reason: "SpecMissing",
 			Message: "children exist but the spec bucket holds neither a value nor a delete marker for this key; they are kept: publish the spec again, or delete them by hand",
 		}}}

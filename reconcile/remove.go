@@ -10,6 +10,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -35,12 +36,13 @@ func (c *Controller) remove(ctx context.Context, key string, e specEntry) error 
 	if err := c.deleteChildren(ctx, ns, name, nil); err != nil {
 		return err
 	}
-	policy := bus.DeletionPolicy(c.streamPolicy(ctx, key, e))
-	act, err := c.deps.Streams.Delete(ctx, render.StreamName(ns, name), policy)
-	if err != nil {
-		return stepError("delete stream", err)
+	act := api.Retained
+	if c.streamPolicy(ctx, key, e) == api.Delete {
+		if act, err = c.deps.Streams.Delete(ctx, render.StreamName(ns, name)); err != nil {
+			return stepError("delete stream", err)
+		}
 	}
-	if act == bus.Deleted {
+	if act == api.Deleted {
 		zerolog.Ctx(ctx).Info().Str("stream", render.StreamName(ns, name)).Msg("stream deleted (deletion.stream: Delete)")
 	}
 	return c.removeStatus(ctx, key)
@@ -58,7 +60,7 @@ func (c *Controller) streamPolicy(ctx context.Context, key string, e specEntry) 
 			return api.Retain
 		}
 		for _, h := range hist {
-			if h.Op == bus.OpPut {
+			if h.Op == kv.OpPut {
 				value = h.Value
 			}
 		}

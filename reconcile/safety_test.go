@@ -8,7 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/reconcile"
 )
 
@@ -31,7 +33,7 @@ func TestRestartWithNothingChangedWritesNothing(t *testing.T) {
 
 	mark := kube.AuditMark(t)
 	js := watchJetStreamWrites(t, e.conn.NATS())
-	statusBefore := lastSeq(t, e, "KV_"+bus.DefaultStatusBucket)
+	statusBefore := lastSeq(t, e, "KV_"+status.DefaultBucket)
 	e.start() // waits for Ready: every initial value reconciled once
 	// Let a few periodic rechecks run too, then count.
 	obs := e.ctrl.LastRevision()
@@ -47,7 +49,7 @@ func TestRestartWithNothingChangedWritesNothing(t *testing.T) {
 	if n := js.count(); n != 0 {
 		t.Errorf("restart made %d JetStream writes: %v", n, js.calls)
 	}
-	if after := lastSeq(t, e, "KV_"+bus.DefaultStatusBucket); after != statusBefore {
+	if after := lastSeq(t, e, "KV_"+status.DefaultBucket); after != statusBefore {
 		t.Errorf("restart wrote %d status records", after-statusBefore)
 	}
 }
@@ -97,7 +99,7 @@ func TestDeleteRacingReconcileNeverResurrects(t *testing.T) {
 }
 
 func (e *env) bucketRevision() uint64 {
-	return lastSeq(e.t, e, "KV_"+bus.DefaultSpecBucket)
+	return lastSeq(e.t, e, "KV_"+specs.DefaultBucket)
 }
 
 func TestRecreatedEmptyBucketDeletesNothing(t *testing.T) {
@@ -109,11 +111,11 @@ func TestRecreatedEmptyBucketDeletesNothing(t *testing.T) {
 		e.waitStatus(n, reconcile.CondReady, "True", rev)
 	}
 	ctx := context.Background()
-	if err := e.js.DeleteKeyValue(ctx, bus.DefaultSpecBucket); err != nil {
+	if err := e.js.DeleteKeyValue(ctx, specs.DefaultBucket); err != nil {
 		t.Fatal(err)
 	}
 	var err error
-	if e.specs, err = bus.OpenSpecStore(ctx, e.conn, bus.DefaultSpecBucketConfig()); err != nil {
+	if e.specs, err = specs.Open(ctx, e.conn, specs.Config{}, kv.Ensure); err != nil {
 		t.Fatal(err)
 	}
 	// Orphans are reported once the controller sees the empty bucket...

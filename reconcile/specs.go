@@ -3,7 +3,7 @@ package reconcile
 import (
 	"sync"
 
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 )
 
 // specEntry is the latest state of one key as the watch delivered it. For a
@@ -11,7 +11,7 @@ import (
 // loop saw it), so deletion policy can be honoured without a read.
 type specEntry struct {
 	rev   uint64
-	op    bus.Op
+	op    kv.Op
 	value []byte
 	prev  []byte
 }
@@ -28,7 +28,7 @@ type specCache struct {
 func newSpecCache() *specCache { return &specCache{entries: map[string]specEntry{}} }
 
 // observe records e and reports whether it is newer than what was known.
-func (c *specCache) observe(e bus.Entry) bool {
+func (c *specCache) observe(e kv.Entry) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old, ok := c.entries[e.Key]
@@ -36,9 +36,9 @@ func (c *specCache) observe(e bus.Entry) bool {
 		return false
 	}
 	next := specEntry{rev: e.Revision, op: e.Op, value: e.Value}
-	if e.Op != bus.OpPut {
+	if e.Op != kv.OpPut {
 		next.prev = old.value
-		if old.op != bus.OpPut {
+		if old.op != kv.OpPut {
 			next.prev = old.prev
 		}
 	}
@@ -79,7 +79,7 @@ func (c *specCache) liveKeys() []string {
 	defer c.mu.RUnlock()
 	out := make([]string, 0, len(c.entries))
 	for k, e := range c.entries {
-		if e.op == bus.OpPut {
+		if e.op == kv.OpPut {
 			out = append(out, k)
 		}
 	}

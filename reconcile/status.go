@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/api"
 )
 
 // Condition types and statuses written to the status bucket.
@@ -28,19 +28,19 @@ const (
 // nothing changed writes nothing).
 type statusCache struct {
 	mu sync.Mutex
-	m  map[string]bus.Status
+	m  map[string]api.Status
 }
 
-func newStatusCache() *statusCache { return &statusCache{m: map[string]bus.Status{}} }
+func newStatusCache() *statusCache { return &statusCache{m: map[string]api.Status{}} }
 
-func (s *statusCache) get(key string) (bus.Status, bool) {
+func (s *statusCache) get(key string) (api.Status, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.m[key]
 	return st, ok
 }
 
-func (s *statusCache) set(st bus.Status) {
+func (s *statusCache) set(st api.Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.m[st.Component] = st
@@ -81,15 +81,15 @@ func (c *Controller) loadStatuses(ctx context.Context) error {
 // report is the outcome of one reconcile, before it becomes a Status.
 type report struct {
 	revision   uint64
-	conditions []bus.Condition
-	children   []bus.Child
+	conditions []api.Condition
+	children   []api.Child
 	err        error
 }
 
 // writeStatus stores the status of key unless it equals the last one
 // written; unchanged conditions keep their transition time.
 func (c *Controller) writeStatus(ctx context.Context, key string, r report) error {
-	st := bus.Status{
+	st := api.Status{
 		Component:        key,
 		Cluster:          c.cfg.Cluster.Name,
 		ObservedRevision: r.revision,
@@ -130,20 +130,20 @@ func (c *Controller) removeStatus(ctx context.Context, key string) error {
 	return nil
 }
 
-func findCondition(conds []bus.Condition, typ string) (bus.Condition, bool) {
+func findCondition(conds []api.Condition, typ string) (api.Condition, bool) {
 	for _, c := range conds {
 		if c.Type == typ {
 			return c, true
 		}
 	}
-	return bus.Condition{}, false
+	return api.Condition{}, false
 }
 
 // sameStatus compares everything but UpdatedAt.
-func sameStatus(a, b bus.Status) bool {
+func sameStatus(a, b api.Status) bool {
 	return a.Component == b.Component && a.Cluster == b.Cluster &&
 		a.ObservedRevision == b.ObservedRevision && a.Error == b.Error &&
-		slices.EqualFunc(a.Conditions, b.Conditions, func(x, y bus.Condition) bool {
+		slices.EqualFunc(a.Conditions, b.Conditions, func(x, y api.Condition) bool {
 			return x.Type == y.Type && x.Status == y.Status && x.Reason == y.Reason &&
 				x.Message == y.Message && x.LastTransitionTime.Equal(y.LastTransitionTime)
 		}) &&
@@ -151,20 +151,20 @@ func sameStatus(a, b bus.Status) bool {
 }
 
 // conditions builds Ready and Stalled for an outcome.
-func conditions(err error) []bus.Condition {
+func conditions(err error) []api.Condition {
 	if err == nil {
-		return []bus.Condition{
+		return []api.Condition{
 			{Type: CondReady, Status: condTrue, Reason: "Reconciled", Message: "every child is applied"},
 			{Type: CondStalled, Status: condFalse, Reason: "Reconciled"},
 		}
 	}
 	class, reason := Classify(err)
-	stalled := bus.Condition{Type: CondStalled, Status: condFalse, Reason: reason}
+	stalled := api.Condition{Type: CondStalled, Status: condFalse, Reason: reason}
 	if class == Permanent {
 		stalled.Status = condTrue
 		stalled.Message = "not retried until a new revision is published"
 	}
-	return []bus.Condition{
+	return []api.Condition{
 		{Type: CondReady, Status: condFalse, Reason: reason, Message: err.Error()},
 		stalled,
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/streams"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -29,7 +31,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if !ok {
 		return nil
 	}
-	if e.op != bus.OpPut {
+	if e.op != kv.OpPut {
 		return c.remove(ctx, key, e)
 	}
 	r := report{revision: e.rev}
@@ -47,7 +49,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 // apply runs the chain for one put: decode, default, validate, render,
 // check the namespace, guard against resurrection, ensure the stream and
 // consumer, apply the children, prune. It returns the children it manages.
-func (c *Controller) apply(ctx context.Context, key string, e specEntry) ([]bus.Child, error) {
+func (c *Controller) apply(ctx context.Context, key string, e specEntry) ([]api.Child, error) {
 	comp, err := c.component(key, e.value)
 	if err != nil {
 		return nil, err
@@ -66,11 +68,11 @@ func (c *Controller) apply(ctx context.Context, key string, e specEntry) ([]bus.
 	if err := c.guard(ctx, key, e.rev); err != nil {
 		return nil, err
 	}
-	res, err := c.deps.Streams.EnsureStreamAndConsumer(ctx, objs.Stream, objs.Consumer, bus.EnsureOptions{})
+	res, err := c.deps.Streams.EnsureStreamAndConsumer(ctx, objs.Stream, objs.Consumer, streams.EnsureOptions{})
 	if err != nil {
 		return nil, stepError("stream "+objs.Stream.Name, err)
 	}
-	if res.Stream != bus.Unchanged || res.Consumer != bus.Unchanged {
+	if res.Stream != api.Unchanged || res.Consumer != api.Unchanged {
 		zerolog.Ctx(ctx).Info().Str("stream", string(res.Stream)).Str("consumer", string(res.Consumer)).
 			Str("name", objs.Stream.Name).Msg("jetstream ensured")
 	}
@@ -88,7 +90,7 @@ func (c *Controller) apply(ctx context.Context, key string, e specEntry) ([]bus.
 	if err := c.prune(ctx, comp, desired); err != nil {
 		return kids, err
 	}
-	jetstreamKids := []bus.Child{{Kind: kindStream, Name: objs.Stream.Name}, {Kind: kindConsumer, Name: objs.Consumer.Durable}}
+	jetstreamKids := []api.Child{{Kind: kindStream, Name: objs.Stream.Name}, {Kind: kindConsumer, Name: objs.Consumer.Durable}}
 	return append(jetstreamKids, kids...), nil
 }
 
@@ -166,8 +168,8 @@ func (c *Controller) ensureNamespace(ctx context.Context, ns string) error {
 // applyChildren applies each desired child in order. A child whose kind is
 // not installed (the ScaledObject CRD) does not stop the others; the
 // combined error then classifies as waiting.
-func (c *Controller) applyChildren(ctx context.Context, desired []*unstructured.Unstructured) ([]bus.Child, error) {
-	var kids []bus.Child
+func (c *Controller) applyChildren(ctx context.Context, desired []*unstructured.Unstructured) ([]api.Child, error) {
+	var kids []api.Child
 	var waiting error
 	for _, obj := range desired {
 		var opts []apply.Option
@@ -187,7 +189,7 @@ func (c *Controller) applyChildren(ctx context.Context, desired []*unstructured.
 		if res.Wrote() {
 			zerolog.Ctx(ctx).Info().Str("object", res.Ref()).Str("action", string(res.Action)).Msg("applied")
 		}
-		kids = append(kids, bus.Child{Kind: res.Kind, Namespace: res.Namespace, Name: res.Name,
+		kids = append(kids, api.Child{Kind: res.Kind, Namespace: res.Namespace, Name: res.Name,
 			Hash: obj.GetAnnotations()[render.AnnotationContentHash]})
 	}
 	return kids, waiting

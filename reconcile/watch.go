@@ -7,13 +7,13 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 )
 
 // openWatch watches the whole spec bucket from its current values.
-func (c *Controller) openWatch(ctx context.Context) (*bus.Watcher, error) {
+func (c *Controller) openWatch(ctx context.Context) (*kv.Watcher, error) {
 	log := zerolog.Ctx(ctx)
-	w, err := c.deps.Specs.Watch(ctx, bus.WatchOptions{OnRestart: func(reason error) {
+	w, err := c.deps.Specs.Watch(ctx, kv.WatchOptions{OnRestart: func(reason error) {
 		log.Warn().Err(reason).Msg("spec watch re-created")
 	}})
 	if err != nil {
@@ -26,7 +26,7 @@ func (c *Controller) openWatch(ctx context.Context) (*bus.Watcher, error) {
 // the bucket was deleted and created again, it forgets every cached entry
 // and watches the new bucket from its initial values: keys it no longer
 // holds leave their children behind as orphans, never deleted.
-func (c *Controller) watchLoop(ctx context.Context, w *bus.Watcher) {
+func (c *Controller) watchLoop(ctx context.Context, w *kv.Watcher) {
 	log := zerolog.Ctx(ctx)
 	for {
 		recreated := c.consume(ctx, w)
@@ -55,7 +55,7 @@ func (c *Controller) watchLoop(ctx context.Context, w *bus.Watcher) {
 // the watch closes, or the bucket is found recreated (then it returns
 // true). The initial values are remembered so that Ready turns true only
 // once every one of them has been reconciled.
-func (c *Controller) consume(ctx context.Context, w *bus.Watcher) (recreated bool) {
+func (c *Controller) consume(ctx context.Context, w *kv.Watcher) (recreated bool) {
 	log := zerolog.Ctx(ctx)
 	for {
 		select {
@@ -75,7 +75,7 @@ func (c *Controller) consume(ctx context.Context, w *bus.Watcher) (recreated boo
 	}
 }
 
-func (c *Controller) handleEvent(ev bus.Event) {
+func (c *Controller) handleEvent(ev kv.Event) {
 	if ev.InitialDone {
 		c.initialDone.Store(true)
 		c.checkReady()

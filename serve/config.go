@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/lease"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -67,7 +68,7 @@ func (c Config) withDefaults() Config {
 		c.Holder = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
 	if c.LeaseTTL == 0 {
-		c.LeaseTTL = bus.DefaultLeaseTTL
+		c.LeaseTTL = lease.DefaultTTL
 	}
 	if c.HeartbeatTTL == 0 {
 		c.HeartbeatTTL = 30 * time.Second

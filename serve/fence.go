@@ -2,37 +2,24 @@ package serve
 
 import (
 	"context"
-	"errors"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/lease"
+	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/bus/streams"
 	"github.com/tinyctl/tinyctl/reconcile"
 )
 
-// ErrNotLeader is returned instead of writing when this process's lease is
-// no longer valid.
-var ErrNotLeader = errors.New("not the leader: lease expired or lost, write refused")
-
-// fence guards every write by the lease: it refuses the write when the
-// lease is no longer valid by this process's clock (which, unlike a
-// goroutine, keeps running while the process is stopped), and bounds the
-// write's context by the lease's fencing deadline, so a write that was
-// about to be sent when the process was paused is cancelled when it
-// resumes instead of landing after a new leader took over.
-type fence struct{ validUntil func() time.Time }
+// fence guards every write of the loop by the lease (lease.Fence).
+type fence struct{ f lease.Fence }
 
 func (f fence) check(ctx context.Context) (context.Context, context.CancelFunc, error) {
-	until := f.validUntil()
-	if !time.Now().Before(until) {
-		return ctx, func() {}, ErrNotLeader
-	}
-	ctx, cancel := context.WithDeadline(ctx, until)
-	return ctx, cancel, nil
+	return f.f.Check(ctx)
 }
 
 type fencedApplier struct {
@@ -63,22 +50,22 @@ type fencedStreams struct {
 	next reconcile.Streams
 }
 
-func (s fencedStreams) EnsureStreamAndConsumer(ctx context.Context, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, o bus.EnsureOptions) (bus.EnsureResult, error) {
+func (s fencedStreams) EnsureStreamAndConsumer(ctx context.Context, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, o streams.EnsureOptions) (streams.EnsureResult, error) {
 	ctx, cancel, err := s.check(ctx)
 	defer cancel()
 	if err != nil {
-		return bus.EnsureResult{}, err
+		return streams.EnsureResult{}, err
 	}
 	return s.next.EnsureStreamAndConsumer(ctx, sc, cc, o)
 }
 
-func (s fencedStreams) Delete(ctx context.Context, stream string, p bus.DeletionPolicy) (bus.Action, error) {
+func (s fencedStreams) Delete(ctx context.Context, stream string) (api.Action, error) {
 	ctx, cancel, err := s.check(ctx)
 	defer cancel()
 	if err != nil {
 		return "", err
 	}
-	return s.next.Delete(ctx, stream, p)
+	return s.next.Delete(ctx, stream)
 }
 
 type fencedStatuses struct {
@@ -86,7 +73,7 @@ type fencedStatuses struct {
 	next reconcile.Statuses
 }
 
-func (s fencedStatuses) Put(ctx context.Context, st bus.Status) (uint64, error) {
+func (s fencedStatuses) Put(ctx context.Context, st api.Status) (uint64, error) {
 	ctx, cancel, err := s.check(ctx)
 	defer cancel()
 	if err != nil {
@@ -104,6 +91,6 @@ func (s fencedStatuses) Delete(ctx context.Context, component, cluster string) e
 	return s.next.Delete(ctx, component, cluster)
 }
 
-func (s fencedStatuses) List(ctx context.Context) ([]bus.StatusRecord, error) {
+func (s fencedStatuses) List(ctx context.Context) ([]status.Record, error) {
 	return s.next.List(ctx)
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
@@ -71,7 +73,7 @@ func (p *proc) writes(mark int64) int {
 type fixture struct {
 	t     *testing.T
 	nats  *testenv.NATSServer
-	specs *bus.SpecStore
+	specs *specs.Store
 	ns    string
 }
 
@@ -91,7 +93,7 @@ func fixtureAt(t *testing.T, url, ns string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(conn.Close)
-	if f.specs, err = bus.OpenSpecStore(context.Background(), conn, bus.DefaultSpecBucketConfig()); err != nil {
+	if f.specs, err = specs.Open(context.Background(), conn, specs.Config{}, kv.Ensure); err != nil {
 		t.Fatal(err)
 	}
 	return f

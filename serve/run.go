@@ -15,6 +15,11 @@ import (
 
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/lease"
+	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/bus/streams"
 	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
 )
@@ -23,10 +28,10 @@ import (
 type process struct {
 	cfg      Config
 	conn     *bus.Conn
-	specs    *bus.SpecStore
-	statuses *bus.StatusStore
-	leases   *bus.LeaseStore
-	streams  *bus.StreamManager
+	specs    *specs.Store
+	statuses *status.Store
+	leases   *lease.Store
+	streams  *streams.Manager
 	kube     *rest.Config
 	metrics  *metrics
 
@@ -111,20 +116,20 @@ func (p *process) connect(ctx context.Context) (stop func(), err error) {
 
 func (p *process) openStores(ctx context.Context) error {
 	var err error
-	specCfg := bus.DefaultSpecBucketConfig()
+	specCfg := specs.Config{}
 	if p.cfg.SpecBucket != "" {
 		specCfg.Bucket = p.cfg.SpecBucket
 	}
-	if p.specs, err = bus.OpenSpecStore(ctx, p.conn, specCfg); err != nil {
+	if p.specs, err = specs.Open(ctx, p.conn, specCfg, kv.Ensure); err != nil {
 		return fmt.Errorf("open spec bucket: %w", err)
 	}
-	if p.statuses, err = bus.OpenStatusStore(ctx, p.conn, bus.StatusConfig{Bucket: p.cfg.StatusBucket}); err != nil {
+	if p.statuses, err = status.Open(ctx, p.conn, status.Config{Bucket: p.cfg.StatusBucket}, kv.Ensure); err != nil {
 		return fmt.Errorf("open status bucket: %w", err)
 	}
-	if p.leases, err = bus.OpenLeaseStore(ctx, p.conn, bus.LeaseConfig{}); err != nil {
+	if p.leases, err = lease.Open(ctx, p.conn, lease.Config{}); err != nil {
 		return fmt.Errorf("open lease bucket: %w", err)
 	}
-	p.streams = bus.NewStreamManager(p.conn, 0)
+	p.streams = streams.New(p.conn, 0)
 	return nil
 }
 
@@ -133,7 +138,7 @@ func (p *process) openStores(ctx context.Context) error {
 func (p *process) campaign(ctx context.Context) error {
 	log := zerolog.Ctx(ctx)
 	for {
-		lease, err := p.leases.Campaign(ctx, p.cfg.leaseName(), p.cfg.Holder, bus.LeaseOptions{
+		l, err := p.leases.Campaign(ctx, p.cfg.leaseName(), p.cfg.Holder, lease.Options{
 			TTL:          p.cfg.LeaseTTL,
 			OnRenewError: func(err error) { log.Warn().Err(err).Msg("lease renewal failed; retrying") },
 		})
@@ -144,19 +149,19 @@ func (p *process) campaign(ctx context.Context) error {
 			return fmt.Errorf("campaign for lease %s: %w", p.cfg.leaseName(), err)
 		}
 		log.Info().Str("lease", p.cfg.leaseName()).Msg("lease acquired; reconciling")
-		err = p.lead(ctx, lease)
+		err = p.lead(ctx, l)
 		if ctx.Err() != nil {
-			p.release(lease)
+			p.release(l)
 			return err
 		}
-		if lease.Err() != nil {
-			log.Warn().Err(lease.Err()).Msg("lease lost; stopped writing, campaigning again")
+		if l.Err() != nil {
+			log.Warn().Err(l.Err()).Msg("lease lost; stopped writing, campaigning again")
 			continue
 		}
 		// The loop stopped by itself (it could not start): let another
 		// replica try, and try again after a pause.
 		log.Error().Err(err).Msg("reconcile loop stopped; releasing the lease")
-		p.release(lease)
+		p.release(l)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -168,19 +173,19 @@ func (p *process) campaign(ctx context.Context) error {
 // lead runs the reconcile loop while lease is held. A lost lease stops it
 // at once (in-flight reconciles are cancelled and every write is fenced);
 // ctx ending stops it gracefully.
-func (p *process) lead(ctx context.Context, lease *bus.Lease) error {
+func (p *process) lead(ctx context.Context, l *lease.Lease) error {
 	loopCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
 	go func() {
 		select {
-		case <-lease.Lost():
-			cancel(bus.ErrLeaseLost)
+		case <-l.Lost():
+			cancel(lease.ErrLost)
 		case <-ctx.Done():
 			cancel(reconcile.ErrDrain)
 		case <-loopCtx.Done():
 		}
 	}()
-	ctrl, err := p.controller(lease)
+	ctrl, err := p.controller(l)
 	if err != nil {
 		return err
 	}
@@ -194,25 +199,25 @@ func (p *process) lead(ctx context.Context, lease *bus.Lease) error {
 	return ctrl.Run(loopCtx)
 }
 
-func (p *process) release(lease *bus.Lease) {
+func (p *process) release(l *lease.Lease) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := lease.Release(ctx); err != nil && !errors.Is(err, bus.ErrLeaseLost) {
+	if err := l.Release(ctx); err != nil && !errors.Is(err, lease.ErrLost) {
 		zerolog.Ctx(ctx).Warn().Err(err).Msg("release lease")
 	}
 }
 
 // controller builds a reconcile loop whose writes are fenced by lease.
-func (p *process) controller(lease *bus.Lease) (*reconcile.Controller, error) {
+func (p *process) controller(l *lease.Lease) (*reconcile.Controller, error) {
 	applier, err := apply.New(p.kube, render.AnnotationContentHash)
 	if err != nil {
 		return nil, err
 	}
-	f := fence{validUntil: lease.ValidUntil}
+	f := fence{l.Fence()}
 	deps := reconcile.Deps{
 		Specs:       p.specs,
 		Streams:     fencedStreams{f, p.streams},
-		StreamNames: func(ctx context.Context) ([]string, error) { return bus.StreamNames(ctx, p.conn) },
+		StreamNames: p.streams.Names,
 		Statuses:    fencedStatuses{f, p.statuses},
 		Applier:     fencedApplier{f, applier},
 		Observer:    p.metrics,
@@ -241,8 +246,9 @@ func (p *process) controller(lease *bus.Lease) (*reconcile.Controller, error) {
 // leader or standby, so status readers can tell live clusters from gone
 // ones.
 func (p *process) heartbeat(ctx context.Context) {
-	err := p.statuses.RunHeartbeat(ctx, bus.HeartbeatOptions{
-		Cluster: p.cfg.Cluster.Name, Controller: p.cfg.Holder,
+	err := p.statuses.RunHeartbeat(ctx, status.HeartbeatOptions{
+		Heartbeat: status.Heartbeat{Cluster: p.cfg.Cluster.Name, Labels: p.cfg.ClusterLabels,
+			Controller: p.cfg.Holder, Settings: &p.cfg.Cluster},
 		Interval: p.cfg.HeartbeatTTL / 3, TTL: p.cfg.HeartbeatTTL,
 		OnError: func(err error) { zerolog.Ctx(ctx).Warn().Err(err).Msg("heartbeat failed") },
 	})

@@ -15,6 +15,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
@@ -98,13 +100,13 @@ func (u *user) file(name, text string) string {
 }
 
 // specs opens the spec bucket directly, as the controller would.
-func (u *user) specs(bucket string) *bus.SpecStore {
+func (u *user) specs(bucket string) *specs.Store {
 	u.t.Helper()
 	conn, err := bus.NewConn(u.nats.Connect(u.t), nil)
 	if err != nil {
 		u.t.Fatal(err)
 	}
-	s, err := bus.OpenSpecStore(context.Background(), conn, bus.BucketConfig{Bucket: bucket})
+	s, err := specs.Open(context.Background(), conn, specs.Config{Bucket: bucket}, kv.Ensure)
 	if err != nil {
 		u.t.Fatal(err)
 	}

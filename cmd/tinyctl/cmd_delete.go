@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/internal/publish"
 )
@@ -83,7 +84,7 @@ func (d *deleteOptions) confirm(cmd *cobra.Command, o *options, key string) erro
 
 // remove writes the delete (or purge) marker, only if the component is
 // still at the revision that was shown.
-func (d *deleteOptions) remove(ctx context.Context, o *options, e bus.Entry) error {
+func (d *deleteOptions) remove(ctx context.Context, o *options, e kv.Entry) error {
 	s, err := o.openStore(ctx, false)
 	if err != nil {
 		return err

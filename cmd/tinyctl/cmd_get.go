@@ -11,6 +11,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
@@ -95,22 +96,22 @@ func (g *getOptions) one(ctx context.Context, o *options, name string) error {
 
 // getEntry reads the latest value of key, or says component name does not
 // exist.
-func (o *options) getEntry(ctx context.Context, key, name string) (bus.Entry, error) {
+func (o *options) getEntry(ctx context.Context, key, name string) (kv.Entry, error) {
 	s, err := o.openFor(ctx, name)
 	if err != nil {
-		return bus.Entry{}, err
+		return kv.Entry{}, err
 	}
 	defer s.Close()
 	e, err := s.Get(ctx, key)
 	if errors.Is(err, bus.ErrNotFound) {
-		return bus.Entry{}, o.notFound(name)
+		return kv.Entry{}, o.notFound(name)
 	}
 	return e, err
 }
 
 // printStored prints a stored component as YAML or JSON. A value that does
 // not decode is printed as stored, with a warning.
-func (o *options) printStored(e bus.Entry, f cli.Format) error {
+func (o *options) printStored(e kv.Entry, f cli.Format) error {
 	c, err := api.Decode(e.Value)
 	if err != nil {
 		o.warn(fmt.Sprintf("component %s revision %d is not a valid component, shown as stored: %v", e.Key, e.Revision, err))
@@ -137,7 +138,7 @@ func componentTable(o *options) *cli.Table {
 	return cli.NewTable(o.out, "NAMESPACE", "NAME", "IMAGE", "SCALING", "REVISION", "AGE")
 }
 
-func componentRow(t *cli.Table, o *options, e bus.Entry) {
+func componentRow(t *cli.Table, o *options, e kv.Entry) {
 	ns, name, err := api.ParseKey(e.Key)
 	if err != nil {
 		ns, name = "<invalid key>", e.Key

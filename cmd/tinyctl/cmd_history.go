@@ -63,7 +63,7 @@ func historyRun(ctx context.Context, o *options, name, output string) error {
 		return writeStructured(o, f, cli.NewList(cli.HistoryKind, items))
 	}
 	t := cli.NewTable(o.out, "REVISION", "OP", "AGE", "IMAGE", "CHANGE")
-	for _, c := range publish.Changes(hist, s.history) {
+	for _, c := range publish.Changes(hist, s.KeptRevisions()) {
 		t.Row(strconv.FormatUint(c.Revision, 10), c.Op.String(), cli.Age(c.Time, o.now()), orDash(c.Image), c.Summary)
 	}
 	return t.Flush()

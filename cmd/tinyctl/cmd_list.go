@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
@@ -70,7 +70,7 @@ func listRun(ctx context.Context, o *options, output string, all bool) error {
 
 // listEntries returns the latest value of every component of the selected
 // namespace, or of all namespaces, sorted by key.
-func (o *options) listEntries(ctx context.Context, all bool) ([]bus.Entry, error) {
+func (o *options) listEntries(ctx context.Context, all bool) ([]kv.Entry, error) {
 	s, err := o.openStore(ctx, false)
 	if errors.Is(err, errNoBucket) {
 		return nil, nil
@@ -83,7 +83,7 @@ func (o *options) listEntries(ctx context.Context, all bool) ([]bus.Entry, error
 	if err != nil || all {
 		return entries, err
 	}
-	var out []bus.Entry
+	var out []kv.Entry
 	for _, e := range entries {
 		if ns, _, err := api.ParseKey(e.Key); err == nil && ns == o.namespace {
 			out = append(out, e)

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/lease"
+	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/render"
 	"github.com/tinyctl/tinyctl/serve"
@@ -60,7 +62,7 @@ func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
 	bind("namespaces", "TINYCTL_NAMESPACES")
 	fs.BoolVar(&c.CreateNamespaces, "create-namespaces", false, "create a component's namespace when it does not exist")
 	bind("create-namespaces", "TINYCTL_CREATE_NAMESPACES")
-	fs.StringVar(&c.StatusBucket, "status-bucket", bus.DefaultStatusBucket, "JetStream KV bucket for status records")
+	fs.StringVar(&c.StatusBucket, "status-bucket", status.DefaultBucket, "JetStream KV bucket for status records")
 	bind("status-bucket", "TINYCTL_STATUS_BUCKET")
 	f.addRenderFlags(fs)
 	f.addProcessFlags(fs)
@@ -98,7 +100,7 @@ func (f *serveFlags) addProcessFlags(fs *pflag.FlagSet) {
 	bind("log-format", "TINYCTL_LOG_FORMAT")
 	fs.StringVar(&c.Holder, "holder", "", "this process's name in the lease (default: hostname-pid)")
 	bind("holder", "TINYCTL_HOLDER")
-	fs.DurationVar(&c.LeaseTTL, "lease-ttl", bus.DefaultLeaseTTL, "how long a silent leader keeps the lease (whole seconds)")
+	fs.DurationVar(&c.LeaseTTL, "lease-ttl", lease.DefaultTTL, "how long a silent leader keeps the lease (whole seconds)")
 	bind("lease-ttl", "TINYCTL_LEASE_TTL")
 	fs.DurationVar(&c.HeartbeatTTL, "heartbeat-ttl", 30*time.Second, "how long this cluster's status stays live without a heartbeat (whole seconds)")
 	bind("heartbeat-ttl", "TINYCTL_HEARTBEAT_TTL")

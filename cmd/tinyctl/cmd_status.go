@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/internal/statusview"
 )
@@ -55,7 +55,7 @@ component no cluster has reported on shows CLUSTER "-" and READY Unknown.
 
 // addStatusBucketFlag registers --status-bucket.
 func addStatusBucketFlag(fs *pflag.FlagSet, target *string) {
-	fs.StringVar(target, "status-bucket", bus.DefaultStatusBucket, "JetStream KV bucket holding the status records")
+	fs.StringVar(target, "status-bucket", status.DefaultBucket, "JetStream KV bucket holding the status records")
 	cli.BindEnv(fs, "status-bucket", "TINYCTL_STATUS_BUCKET")
 }
 

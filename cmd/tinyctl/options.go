@@ -8,12 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
@@ -96,11 +97,10 @@ const connectTimeout = 5 * time.Second
 // empty.
 var errNoBucket = errors.New("spec bucket does not exist")
 
-// store is an open spec bucket and how many revisions it keeps per key.
+// store is an open spec bucket and the connection it was opened on.
 type store struct {
-	*bus.SpecStore
-	history int
-	conn    *bus.Conn
+	*specs.Store
+	conn *bus.Conn
 }
 
 // Close closes the connection.
@@ -114,42 +114,19 @@ func (o *options) openStore(ctx context.Context, create bool) (*store, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := bus.BucketConfig{Bucket: o.nats.Bucket}
-	kv, err := conn.JetStream().KeyValue(ctx, o.nats.Bucket)
-	switch {
-	case errors.Is(err, jetstream.ErrBucketNotFound) && !create:
-		conn.Close()
-		return nil, errNoBucket
-	case errors.Is(err, jetstream.ErrBucketNotFound):
-	case err != nil:
-		conn.Close()
-		return nil, fmt.Errorf("open bucket %s: %w", o.nats.Bucket, err)
-	default:
-		if cfg, err = existingConfig(ctx, kv); err != nil {
-			conn.Close()
-			return nil, err
-		}
+	mode := kv.Existing
+	if create {
+		mode = kv.Adopt
 	}
-	s, err := bus.OpenSpecStore(ctx, conn, cfg)
+	s, err := specs.Open(ctx, conn, specs.Config{Bucket: o.nats.Bucket}, mode)
 	if err != nil {
 		conn.Close()
+		if errors.Is(err, bus.ErrNotFound) {
+			return nil, errNoBucket
+		}
 		return nil, err
 	}
-	history := int(cfg.History)
-	if history == 0 {
-		history = bus.DefaultSpecHistory
-	}
-	return &store{SpecStore: s, history: history, conn: conn}, nil
-}
-
-// existingConfig reads the settings of an existing bucket.
-func existingConfig(ctx context.Context, kv jetstream.KeyValue) (bus.BucketConfig, error) {
-	st, err := kv.Status(ctx)
-	if err != nil {
-		return bus.BucketConfig{}, fmt.Errorf("bucket %s status: %w", kv.Bucket(), err)
-	}
-	c := st.Config()
-	return bus.BucketConfig{Bucket: c.Bucket, History: c.History, Replicas: c.Replicas, Storage: c.Storage}, nil
+	return &store{Store: s, conn: conn}, nil
 }
 
 // key returns the spec-bucket key of component name in the selected

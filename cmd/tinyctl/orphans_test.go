@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/api"
 )
 
 // orphaned is the status a controller writes for children whose spec is
 // missing from the bucket.
-func orphaned(key, cluster string, kids ...bus.Child) bus.Status {
-	return bus.Status{Component: key, Cluster: cluster, Children: kids, Conditions: []bus.Condition{{
+func orphaned(key, cluster string, kids ...api.Child) api.Status {
+	return api.Status{Component: key, Cluster: cluster, Children: kids, Conditions: []api.Condition{{
 		Type: "Orphaned", Status: "True", Reason: "SpecMissing", Message: "children exist but the spec bucket holds nothing for this key",
 		LastTransitionTime: time.Now().Add(-5 * time.Minute).UTC(),
 	}}}
@@ -27,9 +27,9 @@ func TestOrphansListsChildrenWithoutASpecAndSaysWhatToDo(t *testing.T) {
 	s := u.statuses()
 	report(t, s, ready("media.cropper", "east", 1, "True", "Reconciled")) // not an orphan
 	report(t, s, orphaned("media.resizer", "east",
-		bus.Child{Kind: "Deployment", Namespace: "media", Name: "resizer"},
-		bus.Child{Kind: "NetworkPolicy", Namespace: "media", Name: "resizer"}))
-	report(t, s, orphaned("web.hook", "west", bus.Child{Kind: "Deployment", Namespace: "web", Name: "hook"}))
+		api.Child{Kind: "Deployment", Namespace: "media", Name: "resizer"},
+		api.Child{Kind: "NetworkPolicy", Namespace: "media", Name: "resizer"}))
+	report(t, s, orphaned("web.hook", "west", api.Child{Kind: "Deployment", Namespace: "web", Name: "hook"}))
 	beat(t, s, "east", time.Minute)
 
 	r := u.must("orphans", "-A")
@@ -64,7 +64,7 @@ func TestOrphansListsChildrenWithoutASpecAndSaysWhatToDo(t *testing.T) {
 		Items            []struct {
 			Key, Namespace, Name, Cluster, Message string
 			Since                                  time.Time
-			Children                               []bus.Child
+			Children                               []api.Child
 			Stale                                  bool
 		}
 	}
@@ -99,7 +99,7 @@ func TestOrphansErrors(t *testing.T) {
 	}{
 		{"an argument", []string{"orphans", "resizer"}, 2, "Error: unknown command \"resizer\" for \"tinyctl orphans\"\nRun 'tinyctl orphans --help' for usage.\n"},
 		{"unknown output format", []string{"orphans", "-o", "wide"}, 2, `Error: unknown output format "wide": use one of table, yaml, json` + "\n"},
-		{"invalid status bucket name", []string{"orphans", "--status-bucket", "no.such"}, 1, "Error: open bucket no.such: nats: invalid bucket name\n"},
+		{"invalid status bucket name", []string{"orphans", "--status-bucket", "no.such"}, 1, "Error: bus: open bucket no.such: nats: invalid bucket name\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

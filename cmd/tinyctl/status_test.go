@@ -11,18 +11,21 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
 // statuses opens the status and heartbeat buckets as a controller would.
-func (u *user) statuses() *bus.StatusStore {
+func (u *user) statuses() *status.Store {
 	u.t.Helper()
 	conn, err := bus.NewConn(u.nats.Connect(u.t), nil)
 	if err != nil {
 		u.t.Fatal(err)
 	}
-	s, err := bus.OpenStatusStore(context.Background(), conn, bus.StatusConfig{})
+	s, err := status.Open(context.Background(), conn, status.Config{}, kv.Ensure)
 	if err != nil {
 		u.t.Fatal(err)
 	}
@@ -47,7 +50,7 @@ func (u *user) bucketExists(bucket string) bool {
 }
 
 // report writes a status record as cluster's controller would.
-func report(t *testing.T, s *bus.StatusStore, st bus.Status) {
+func report(t *testing.T, s *status.Store, st api.Status) {
 	t.Helper()
 	if _, err := s.Put(context.Background(), st); err != nil {
 		t.Fatal(err)
@@ -55,22 +58,22 @@ func report(t *testing.T, s *bus.StatusStore, st bus.Status) {
 }
 
 // beat writes cluster's heartbeat with ttl.
-func beat(t *testing.T, s *bus.StatusStore, cluster string, ttl time.Duration) {
+func beat(t *testing.T, s *status.Store, cluster string, ttl time.Duration) {
 	t.Helper()
-	if _, err := s.Beat(context.Background(), cluster, "tinyctl-"+cluster, ttl); err != nil {
+	if _, err := s.Beat(context.Background(), status.Heartbeat{Cluster: cluster, Controller: "tinyctl-" + cluster}, ttl); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // ready is a status as a controller writes it after a successful or a
 // failed reconcile.
-func ready(key, cluster string, observed uint64, status, reason string) bus.Status {
-	stalled := bus.Condition{Type: "Stalled", Status: "False", Reason: reason}
+func ready(key, cluster string, observed uint64, status, reason string) api.Status {
+	stalled := api.Condition{Type: "Stalled", Status: "False", Reason: reason}
 	if status == "Stalled" {
 		status, stalled.Status = "False", "True"
 	}
-	return bus.Status{Component: key, Cluster: cluster, ObservedRevision: observed, Conditions: []bus.Condition{
-		{Type: "Ready", Status: status, Reason: reason, Message: reason + " happened"}, stalled,
+	return api.Status{Component: key, Cluster: cluster, ObservedRevision: observed, Conditions: []api.Condition{
+		{Type: "Ready", Status: api.ConditionStatus(status), Reason: reason, Message: reason + " happened"}, stalled,
 	}}
 }
 
@@ -149,7 +152,7 @@ type statusList struct {
 			TTLSeconds int64
 			Time       time.Time
 		}
-		Status *bus.Status
+		Status *api.Status
 	}
 }
 
@@ -159,7 +162,7 @@ func TestStatusMachineOutput(t *testing.T) {
 	u.must("apply", "-f", u.file("c.yaml", component("media", "resizer", "acme/resizer:1.0.0")+"---\n"+component("media", "cropper", "acme/cropper:1.0.0")))
 	s := u.statuses()
 	st := ready("media.resizer", "east", 1, "True", "Reconciled")
-	st.Children = []bus.Child{{Kind: "Deployment", Namespace: "media", Name: "resizer", Hash: "abc"}}
+	st.Children = []api.Child{{Kind: "Deployment", Namespace: "media", Name: "resizer", Hash: "abc"}}
 	report(t, s, st)
 	beat(t, s, "east", time.Minute)
 

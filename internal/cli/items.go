@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 )
 
 // Kinds of the list objects that -o json|yaml prints.
@@ -51,9 +51,9 @@ func NewList(kind string, items []Item) List {
 
 // NewItem describes a stored revision. A put whose value does not decode
 // gets Error instead of Component.
-func NewItem(e bus.Entry) Item {
+func NewItem(e kv.Entry) Item {
 	it := Item{Key: e.Key, Revision: e.Revision, Operation: e.Op.String(), Time: e.Created.UTC()}
-	if e.Op != bus.OpPut {
+	if e.Op != kv.OpPut {
 		return it
 	}
 	c, err := api.Decode(e.Value)

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/specs"
 )
 
 // Defaults of the shared connection flags.
@@ -57,7 +58,7 @@ func (f *NATSFlags) stringFlags() []natsFlag {
 		{"nats-cert", "TINYCTL_NATS_CERT", "client certificate for mutual TLS (with --nats-key)", &f.Cert, ""},
 		{"nats-key", "TINYCTL_NATS_KEY", "private key of --nats-cert", &f.Key, ""},
 		{"nats-context", "TINYCTL_NATS_CONTEXT", "nats CLI context to read connection settings from (default: the selected one; \"\" for none)", &f.Context, ""},
-		{"bucket", "TINYCTL_BUCKET", "JetStream KV bucket holding the component specs", &f.Bucket, bus.DefaultSpecBucket},
+		{"bucket", "TINYCTL_BUCKET", "JetStream KV bucket holding the component specs", &f.Bucket, specs.DefaultBucket},
 	}
 }
 

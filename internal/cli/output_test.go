@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
@@ -75,14 +75,14 @@ func TestNewItemDescribesRevisions(t *testing.T) {
 	valid := `{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"a"},"spec":{"image":"a:1","jobs":{"subjects":["j.a"]}}}`
 	tests := []struct {
 		name  string
-		entry bus.Entry
+		entry kv.Entry
 		want  string
 	}{
-		{"a put", bus.Entry{Key: "default.a", Revision: 3, Op: bus.OpPut, Created: at, Value: []byte(valid)},
+		{"a put", kv.Entry{Key: "default.a", Revision: 3, Op: kv.OpPut, Created: at, Value: []byte(valid)},
 			`{"key":"default.a","revision":3,"operation":"put","time":"2025-06-01T11:00:00Z","component":` + valid + `}`},
-		{"a delete marker", bus.Entry{Key: "default.a", Revision: 4, Op: bus.OpDelete, Created: at},
+		{"a delete marker", kv.Entry{Key: "default.a", Revision: 4, Op: kv.OpDelete, Created: at},
 			`{"key":"default.a","revision":4,"operation":"delete","time":"2025-06-01T11:00:00Z"}`},
-		{"a value that does not decode", bus.Entry{Key: "default.a", Revision: 5, Op: bus.OpPut, Created: at, Value: []byte(`{"spec":1}`)},
+		{"a value that does not decode", kv.Entry{Key: "default.a", Revision: 5, Op: kv.OpPut, Created: at, Value: []byte(`{"spec":1}`)},
 			`{"key":"default.a","revision":5,"operation":"put","time":"2025-06-01T11:00:00Z","error":"decode component: spec: must be an object, not a number"}`},
 	}
 	for _, tt := range tests {

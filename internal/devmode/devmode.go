@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/deploy"
 	"github.com/tinyctl/tinyctl/internal/localkube"
 	"github.com/tinyctl/tinyctl/internal/manifest"
@@ -184,7 +186,7 @@ func publishExamples(ctx context.Context, o Options, url string) error {
 		return err
 	}
 	defer conn.Close()
-	specs, err := bus.OpenSpecStore(ctx, conn, bus.DefaultSpecBucketConfig())
+	specs, err := specs.Open(ctx, conn, specs.Config{}, kv.Ensure)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 )
 
 // errReadOnly is returned by EmptyStore's writes.
@@ -15,8 +16,8 @@ var errReadOnly = errors.New("publish: the empty store accepts no writes")
 type EmptyStore struct{}
 
 // Get always returns bus.ErrNotFound.
-func (EmptyStore) Get(context.Context, string) (bus.Entry, error) {
-	return bus.Entry{}, bus.ErrNotFound
+func (EmptyStore) Get(context.Context, string) (kv.Entry, error) {
+	return kv.Entry{}, bus.ErrNotFound
 }
 
 // Put refuses.

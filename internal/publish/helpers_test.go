@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
 // openStore starts a NATS server and opens the default spec bucket on it.
-func openStore(t *testing.T) (context.Context, *bus.SpecStore) {
+func openStore(t *testing.T) (context.Context, *specs.Store) {
 	t.Helper()
 	s := testenv.NATS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -19,14 +21,14 @@ func openStore(t *testing.T) (context.Context, *bus.SpecStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := bus.OpenSpecStore(ctx, conn, bus.BucketConfig{})
+	store, err := specs.Open(ctx, conn, specs.Config{}, kv.Ensure)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ctx, store
 }
 
-func put(t *testing.T, ctx context.Context, s *bus.SpecStore, key, value string) uint64 {
+func put(t *testing.T, ctx context.Context, s *specs.Store, key, value string) uint64 {
 	t.Helper()
 	rev, err := s.Put(ctx, key, []byte(value))
 	if err != nil {
@@ -35,8 +37,8 @@ func put(t *testing.T, ctx context.Context, s *bus.SpecStore, key, value string)
 	return rev
 }
 
-func entry(rev uint64, op bus.Op, value string) bus.Entry {
-	return bus.Entry{Key: "media.resizer", Revision: rev, Op: op, Value: []byte(value)}
+func entry(rev uint64, op kv.Op, value string) kv.Entry {
+	return kv.Entry{Key: "media.resizer", Revision: rev, Op: op, Value: []byte(value)}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 )
 
 // maxChangedPaths is how many changed field paths a summary names before
@@ -19,7 +19,7 @@ const maxChangedPaths = 3
 // Change describes one revision of a component's history.
 type Change struct {
 	Revision uint64
-	Op       bus.Op
+	Op       kv.Op
 	Time     time.Time
 	// Image is the revision's image, "" for markers, "<invalid>" for a
 	// value that does not decode.
@@ -35,14 +35,14 @@ type Change struct {
 // is the number of revisions the bucket keeps per key: when hist is that
 // long its first revision may not be the first ever, and is summarised as
 // "oldest kept revision" instead of "created".
-func Changes(hist []bus.Entry, history int) []Change {
+func Changes(hist []kv.Entry, history int) []Change {
 	out := make([]Change, 0, len(hist))
 	for i, e := range hist {
 		c := Change{Revision: e.Revision, Op: e.Op, Time: e.Created}
 		switch {
-		case e.Op == bus.OpDelete:
+		case e.Op == kv.OpDelete:
 			c.Summary = "deleted"
-		case e.Op == bus.OpPurge:
+		case e.Op == kv.OpPurge:
 			c.Summary = "purged"
 		default:
 			c.Image, c.Summary = putSummary(hist, i, history)
@@ -53,7 +53,7 @@ func Changes(hist []bus.Entry, history int) []Change {
 }
 
 // putSummary returns the image of the put hist[i] and what it changed.
-func putSummary(hist []bus.Entry, i, history int) (image, summary string) {
+func putSummary(hist []kv.Entry, i, history int) (image, summary string) {
 	comp, err := api.Decode(hist[i].Value)
 	if err != nil {
 		return "<invalid>", "invalid: " + firstLine(err.Error())
@@ -64,7 +64,7 @@ func putSummary(hist []bus.Entry, i, history int) (image, summary string) {
 		return image, "oldest kept revision"
 	case i == 0:
 		return image, "created"
-	case hist[i-1].Op != bus.OpPut:
+	case hist[i-1].Op != kv.OpPut:
 		return image, "re-created"
 	}
 	paths := changedPaths(hist[i-1].Value, hist[i].Value)

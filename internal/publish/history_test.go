@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/internal/publish"
 )
 
@@ -16,9 +16,9 @@ const v1 = `{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"
 func TestChangesSummariseEachRevision(t *testing.T) {
 	v2 := strings.Replace(v1, "1.0.0", "1.1.0", 1)
 	v3 := strings.Replace(strings.Replace(v2, `"replicas":1`, `"replicas":2`, 1), `"namespace":"media"}`, `"namespace":"media","labels":{"a":"b"}}`, 1)
-	hist := []bus.Entry{
-		entry(1, bus.OpPut, v1), entry(2, bus.OpPut, v2), entry(3, bus.OpPut, v3), entry(4, bus.OpPut, v3),
-		entry(5, bus.OpDelete, ""), entry(6, bus.OpPut, v1), entry(7, bus.OpPut, "image: [oops"),
+	hist := []kv.Entry{
+		entry(1, kv.OpPut, v1), entry(2, kv.OpPut, v2), entry(3, kv.OpPut, v3), entry(4, kv.OpPut, v3),
+		entry(5, kv.OpDelete, ""), entry(6, kv.OpPut, v1), entry(7, kv.OpPut, "image: [oops"),
 	}
 	var got []string
 	for _, c := range publish.Changes(hist, 16) {

@@ -7,12 +7,13 @@ import (
 	"fmt"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 )
 
-// Store is what publishing needs from the spec bucket; *bus.SpecStore
+// Store is what publishing needs from the spec bucket; *specs.Store
 // implements it.
 type Store interface {
-	Get(ctx context.Context, key string) (bus.Entry, error)
+	Get(ctx context.Context, key string) (kv.Entry, error)
 	Put(ctx context.Context, key string, value []byte) (uint64, error)
 	Create(ctx context.Context, key string, value []byte) (uint64, error)
 	Update(ctx context.Context, key string, value []byte, expected uint64) (uint64, error)

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -32,7 +32,7 @@ type Removal struct {
 // rendering it for the default cluster to name its children. It never
 // fails: a value that does not decode or render yields the children the
 // key implies and a Problem.
-func PlanRemoval(e bus.Entry) Removal {
+func PlanRemoval(e kv.Entry) Removal {
 	ns, name, err := api.ParseKey(e.Key)
 	r := Removal{Key: e.Key, Revision: e.Revision, StreamPolicy: api.Retain,
 		Stream: render.StreamName(ns, name), Consumer: render.ConsumerName(ns, name)}
@@ -51,7 +51,7 @@ func PlanRemoval(e bus.Entry) Removal {
 }
 
 // children renders the stored value and names its Kubernetes objects.
-func children(e bus.Entry) ([]string, string, error) {
+func children(e kv.Entry) ([]string, string, error) {
 	c, err := api.Decode(e.Value)
 	if err != nil {
 		return nil, "", err

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 )
 
 // ErrNoTarget means a rollback has no revision to restore: the history
@@ -16,9 +17,9 @@ import (
 var ErrNoTarget = errors.New("no revision to roll back to")
 
 // RollbackStore is what Rollback needs from the spec bucket;
-// *bus.SpecStore implements it.
+// *specs.Store implements it.
 type RollbackStore interface {
-	History(ctx context.Context, key string) ([]bus.Entry, error)
+	History(ctx context.Context, key string) ([]kv.Entry, error)
 	Rollback(ctx context.Context, key string, rev uint64) (uint64, error)
 }
 
@@ -41,9 +42,9 @@ type RollbackResult struct {
 // whose value differs from the latest value; when the latest revision is a
 // delete or purge marker, it is the last put (the rollback undeletes). It
 // returns an error wrapping ErrNoTarget when there is none.
-func Target(hist []bus.Entry, to uint64) (bus.Entry, error) {
+func Target(hist []kv.Entry, to uint64) (kv.Entry, error) {
 	if len(hist) == 0 {
-		return bus.Entry{}, fmt.Errorf("%w: the component has no history", ErrNoTarget)
+		return kv.Entry{}, fmt.Errorf("%w: the component has no history", ErrNoTarget)
 	}
 	if to > 0 {
 		return exactRevision(hist, to)
@@ -51,30 +52,30 @@ func Target(hist []bus.Entry, to uint64) (bus.Entry, error) {
 	latest := hist[len(hist)-1]
 	for i := len(hist) - 2; i >= 0; i-- {
 		e := hist[i]
-		if e.Op == bus.OpPut && (latest.Op != bus.OpPut || !bytes.Equal(e.Value, latest.Value)) {
+		if e.Op == kv.OpPut && (latest.Op != kv.OpPut || !bytes.Equal(e.Value, latest.Value)) {
 			return e, nil
 		}
 	}
-	if latest.Op != bus.OpPut {
-		return bus.Entry{}, fmt.Errorf("%w: no value was kept before revision %d deleted it", ErrNoTarget, latest.Revision)
+	if latest.Op != kv.OpPut {
+		return kv.Entry{}, fmt.Errorf("%w: no value was kept before revision %d deleted it", ErrNoTarget, latest.Revision)
 	}
-	return bus.Entry{}, fmt.Errorf("%w: no earlier revision holds a different value (kept revisions: %s)", ErrNoTarget, revisions(hist))
+	return kv.Entry{}, fmt.Errorf("%w: no earlier revision holds a different value (kept revisions: %s)", ErrNoTarget, revisions(hist))
 }
 
-func exactRevision(hist []bus.Entry, to uint64) (bus.Entry, error) {
+func exactRevision(hist []kv.Entry, to uint64) (kv.Entry, error) {
 	for _, e := range hist {
 		if e.Revision != to {
 			continue
 		}
-		if e.Op != bus.OpPut {
-			return bus.Entry{}, fmt.Errorf("%w: revision %d is a %s marker, not a value", ErrNoTarget, to, e.Op)
+		if e.Op != kv.OpPut {
+			return kv.Entry{}, fmt.Errorf("%w: revision %d is a %s marker, not a value", ErrNoTarget, to, e.Op)
 		}
 		return e, nil
 	}
-	return bus.Entry{}, fmt.Errorf("%w: revision %d is not in the component's history (kept revisions: %s)", ErrNoTarget, to, revisions(hist))
+	return kv.Entry{}, fmt.Errorf("%w: revision %d is not in the component's history (kept revisions: %s)", ErrNoTarget, to, revisions(hist))
 }
 
-func revisions(hist []bus.Entry) string {
+func revisions(hist []kv.Entry) string {
 	out := make([]string, len(hist))
 	for i, e := range hist {
 		out[i] = strconv.FormatUint(e.Revision, 10)
@@ -98,7 +99,7 @@ func Rollback(ctx context.Context, s RollbackStore, key string, to uint64) (Roll
 		return res, fmt.Errorf("roll back component %s: %w", key, err)
 	}
 	res.Target = target.Revision
-	if latest := hist[len(hist)-1]; latest.Op == bus.OpPut && bytes.Equal(latest.Value, target.Value) {
+	if latest := hist[len(hist)-1]; latest.Op == kv.OpPut && bytes.Equal(latest.Value, target.Value) {
 		res.Unchanged, res.Revision = true, latest.Revision
 		return res, nil
 	}

@@ -5,26 +5,27 @@ import (
 	"testing"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/internal/publish"
 )
 
 func TestTargetPicksTheRevisionToRestore(t *testing.T) {
 	tests := []struct {
 		name    string
-		hist    []bus.Entry
+		hist    []kv.Entry
 		to      uint64
 		want    uint64
 		wantErr string
 	}{
-		{"previous put", []bus.Entry{entry(1, bus.OpPut, "a"), entry(2, bus.OpPut, "b")}, 0, 1, ""},
-		{"skips earlier puts of the same value", []bus.Entry{entry(1, bus.OpPut, "a"), entry(2, bus.OpPut, "b"), entry(3, bus.OpPut, "b")}, 0, 1, ""},
-		{"after a delete: the last put (undelete)", []bus.Entry{entry(1, bus.OpPut, "a"), entry(2, bus.OpPut, "b"), entry(3, bus.OpDelete, "")}, 0, 2, ""},
-		{"explicit revision", []bus.Entry{entry(1, bus.OpPut, "a"), entry(2, bus.OpPut, "b"), entry(3, bus.OpPut, "c")}, 1, 1, ""},
-		{"only one value", []bus.Entry{entry(1, bus.OpPut, "a")}, 0, 0,
+		{"previous put", []kv.Entry{entry(1, kv.OpPut, "a"), entry(2, kv.OpPut, "b")}, 0, 1, ""},
+		{"skips earlier puts of the same value", []kv.Entry{entry(1, kv.OpPut, "a"), entry(2, kv.OpPut, "b"), entry(3, kv.OpPut, "b")}, 0, 1, ""},
+		{"after a delete: the last put (undelete)", []kv.Entry{entry(1, kv.OpPut, "a"), entry(2, kv.OpPut, "b"), entry(3, kv.OpDelete, "")}, 0, 2, ""},
+		{"explicit revision", []kv.Entry{entry(1, kv.OpPut, "a"), entry(2, kv.OpPut, "b"), entry(3, kv.OpPut, "c")}, 1, 1, ""},
+		{"only one value", []kv.Entry{entry(1, kv.OpPut, "a")}, 0, 0,
 			"no revision to roll back to: no earlier revision holds a different value (kept revisions: 1)"},
-		{"explicit revision not kept", []bus.Entry{entry(4, bus.OpPut, "a"), entry(5, bus.OpPut, "b")}, 2, 0,
+		{"explicit revision not kept", []kv.Entry{entry(4, kv.OpPut, "a"), entry(5, kv.OpPut, "b")}, 2, 0,
 			"no revision to roll back to: revision 2 is not in the component's history (kept revisions: 4, 5)"},
-		{"explicit revision is a marker", []bus.Entry{entry(1, bus.OpPut, "a"), entry(2, bus.OpDelete, "")}, 2, 0,
+		{"explicit revision is a marker", []kv.Entry{entry(1, kv.OpPut, "a"), entry(2, kv.OpDelete, "")}, 2, 0,
 			"no revision to roll back to: revision 2 is a delete marker, not a value"},
 	}
 	for _, tt := range tests {

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/status"
 )
 
 // Kinds of the lists -o json|yaml prints.
@@ -37,15 +37,15 @@ type StatusItem struct {
 	ObservedRevision uint64 `json:"observedRevision"`
 	UpToDate         bool   `json:"upToDate"`
 	// Ready is the Ready condition's status: True, False or Unknown.
-	Ready   string `json:"ready"`
-	Stalled bool   `json:"stalled"`
-	Reason  string `json:"reason,omitempty"`
-	Message string `json:"message,omitempty"`
+	Ready   api.ConditionStatus `json:"ready"`
+	Stalled bool                `json:"stalled"`
+	Reason  string              `json:"reason,omitempty"`
+	Message string              `json:"message,omitempty"`
 	// Stale says the cluster's heartbeat is missing or expired.
 	Stale     bool           `json:"stale"`
 	Heartbeat *HeartbeatInfo `json:"heartbeat,omitempty"`
 	// Status is the record as the cluster stored it (docs/status.md).
-	Status *bus.Status `json:"status,omitempty"`
+	Status *api.Status `json:"status,omitempty"`
 }
 
 // HeartbeatInfo is the last heartbeat of a status's cluster.
@@ -79,7 +79,7 @@ func newStatusItem(r Row) StatusItem {
 	return it
 }
 
-func heartbeatInfo(hb *bus.HeartbeatRecord) *HeartbeatInfo {
+func heartbeatInfo(hb *status.HeartbeatRecord) *HeartbeatInfo {
 	if hb == nil {
 		return nil
 	}

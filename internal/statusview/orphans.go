@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
@@ -39,7 +38,7 @@ func (r Row) orphanMessage() string {
 }
 
 // Children returns the children the cluster reports for the row.
-func (r Row) Children() []bus.Child {
+func (r Row) Children() []api.Child {
 	if r.Status == nil {
 		return nil
 	}
@@ -102,7 +101,7 @@ type OrphanItem struct {
 	Cluster   string `json:"cluster"`
 	// Since is when the cluster first reported the orphan, UTC.
 	Since    time.Time   `json:"since"`
-	Children []bus.Child `json:"children"`
+	Children []api.Child `json:"children"`
 	Message  string      `json:"message,omitempty"`
 	// Stale says the cluster's heartbeat is missing or expired, so the
 	// children may have changed since.
@@ -116,7 +115,7 @@ func NewOrphanList(rows []Row) OrphanList {
 	for _, r := range rows {
 		kids := r.Children()
 		if kids == nil {
-			kids = []bus.Child{}
+			kids = []api.Child{}
 		}
 		items = append(items, OrphanItem{
 			Key: r.Key, Namespace: r.Namespace(), Name: r.Name(), Cluster: r.Cluster(),

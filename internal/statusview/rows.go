@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/status"
 )
 
 // Condition types and reasons the controller writes (see reconcile).
@@ -22,9 +24,9 @@ const ReasonNotReconciled = "NotReconciled"
 // Snapshot is what the buckets held at one moment.
 type Snapshot struct {
 	// Specs are the latest values of the components (no delete markers).
-	Specs []bus.Entry
+	Specs []kv.Entry
 	// Statuses are every status record, each judged stale or not.
-	Statuses []bus.StatusRecord
+	Statuses []status.Record
 }
 
 // Selector picks the components a view shows.
@@ -51,7 +53,7 @@ type Row struct {
 	LatestRevision uint64
 	// Status is the cluster's status record; nil for a component no
 	// cluster has reported on.
-	Status *bus.StatusRecord
+	Status *status.Record
 }
 
 // Rows returns the selected rows of snap, sorted by key and cluster: one
@@ -114,25 +116,25 @@ func (r Row) UpToDate() bool {
 
 // Ready returns the status of the Ready condition: "True", "False" or
 // "Unknown" (no status, or no Ready condition).
-func (r Row) Ready() string {
+func (r Row) Ready() api.ConditionStatus {
 	if c, ok := r.condition(condReady); ok && c.Status != "" {
 		return c.Status
 	}
-	return bus.ConditionUnknown
+	return api.ConditionUnknown
 }
 
 // Stalled reports whether the Stalled condition is True: the cluster will
 // not retry until a new revision is published.
 func (r Row) Stalled() bool {
 	c, ok := r.condition(condStalled)
-	return ok && c.Status == bus.ConditionTrue
+	return ok && c.Status == api.ConditionTrue
 }
 
 // Orphaned reports whether the Orphaned condition is True: the cluster has
 // children of a component whose spec is missing.
 func (r Row) Orphaned() bool {
 	c, ok := r.condition(condOrphaned)
-	return ok && c.Status == bus.ConditionTrue
+	return ok && c.Status == api.ConditionTrue
 }
 
 // Reason returns why the row is in its state: the Ready condition's reason,
@@ -141,7 +143,7 @@ func (r Row) Reason() string {
 	if r.Status == nil {
 		return ReasonNotReconciled
 	}
-	return r.explain(func(c bus.Condition) string { return c.Reason })
+	return r.explain(func(c api.Condition) string { return c.Reason })
 }
 
 // Message returns the Ready (else Orphaned) condition's message.
@@ -149,10 +151,10 @@ func (r Row) Message() string {
 	if r.Status == nil {
 		return "no cluster has reported a status for this component yet"
 	}
-	return r.explain(func(c bus.Condition) string { return c.Message })
+	return r.explain(func(c api.Condition) string { return c.Message })
 }
 
-func (r Row) explain(field func(bus.Condition) string) string {
+func (r Row) explain(field func(api.Condition) string) string {
 	if c, ok := r.condition(condReady); ok {
 		return field(c)
 	}
@@ -167,14 +169,14 @@ func (r Row) explain(field func(bus.Condition) string) string {
 // stale.
 func (r Row) Stale() bool { return r.Status != nil && r.Status.Stale }
 
-func (r Row) condition(typ string) (bus.Condition, bool) {
+func (r Row) condition(typ string) (api.Condition, bool) {
 	if r.Status == nil {
-		return bus.Condition{}, false
+		return api.Condition{}, false
 	}
 	for _, c := range r.Status.Conditions {
 		if c.Type == typ {
 			return c, true
 		}
 	}
-	return bus.Condition{}, false
+	return api.Condition{}, false
 }

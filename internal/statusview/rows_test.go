@@ -7,25 +7,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
 var now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func spec(key string, rev uint64) bus.Entry { return bus.Entry{Key: key, Revision: rev} }
+func spec(key string, rev uint64) kv.Entry { return kv.Entry{Key: key, Revision: rev} }
 
 // record is a status of key in cluster at observed, with the Ready status
 // ("Stalled" for a permanent failure), heartbeat live or not.
-func record(key, cluster string, observed uint64, ready string, live bool) bus.StatusRecord {
-	stalled := bus.ConditionFalse
-	if ready == ReadyStalled {
-		ready, stalled = bus.ConditionFalse, bus.ConditionTrue
+func record(key, cluster string, observed uint64, ready api.ConditionStatus, live bool) status.Record {
+	stalled := api.ConditionFalse
+	if string(ready) == ReadyStalled {
+		ready, stalled = api.ConditionFalse, api.ConditionTrue
 	}
-	r := bus.StatusRecord{Status: bus.Status{Component: key, Cluster: cluster, ObservedRevision: observed, UpdatedAt: now.Add(-time.Minute),
-		Conditions: []bus.Condition{{Type: condReady, Status: ready, Reason: "R" + ready}, {Type: condStalled, Status: stalled}}}}
+	r := status.Record{Status: api.Status{Component: key, Cluster: cluster, ObservedRevision: observed, UpdatedAt: now.Add(-time.Minute),
+		Conditions: []api.Condition{{Type: condReady, Status: api.ConditionStatus(ready), Reason: "R" + string(ready)}, {Type: condStalled, Status: stalled}}}}
 	if live {
-		r.Heartbeat = &bus.HeartbeatRecord{Heartbeat: bus.Heartbeat{Cluster: cluster, TTLSeconds: 30}, Received: now.Add(-10 * time.Second)}
+		r.Heartbeat = &status.HeartbeatRecord{Heartbeat: status.Heartbeat{Cluster: cluster, TTLSeconds: 30}, Received: now.Add(-10 * time.Second)}
 	} else {
 		r.Stale = true
 	}
@@ -47,10 +49,10 @@ func summary(rows []Row) string {
 
 func TestRows(t *testing.T) {
 	snap := Snapshot{
-		Specs: []bus.Entry{spec("media.resizer", 5), spec("media.cropper", 2), spec("web.hook", 7)},
-		Statuses: []bus.StatusRecord{
-			record("media.resizer", "west", 4, bus.ConditionFalse, false),
-			record("media.resizer", "east", 5, bus.ConditionTrue, true),
+		Specs: []kv.Entry{spec("media.resizer", 5), spec("media.cropper", 2), spec("web.hook", 7)},
+		Statuses: []status.Record{
+			record("media.resizer", "west", 4, api.ConditionFalse, false),
+			record("media.resizer", "east", 5, api.ConditionTrue, true),
 			record("media.gone", "east", 3, ReadyStalled, true),
 		},
 	}
@@ -84,10 +86,10 @@ func TestRows(t *testing.T) {
 }
 
 func TestOrphansAreTheRowsReportedOrphaned(t *testing.T) {
-	orphan := bus.StatusRecord{Status: bus.Status{Component: "media.gone", Cluster: "east", Conditions: []bus.Condition{
-		{Type: condOrphaned, Status: bus.ConditionTrue, Reason: "SpecMissing", Message: "kept", LastTransitionTime: now.Add(-time.Hour)},
-	}, Children: []bus.Child{{Kind: "Deployment", Namespace: "media", Name: "gone"}, {Kind: "Stream", Name: "tinyctl_media_gone"}}}}
-	snap := Snapshot{Statuses: []bus.StatusRecord{record("media.resizer", "east", 5, bus.ConditionTrue, true), orphan}}
+	orphan := status.Record{Status: api.Status{Component: "media.gone", Cluster: "east", Conditions: []api.Condition{
+		{Type: condOrphaned, Status: api.ConditionTrue, Reason: "SpecMissing", Message: "kept", LastTransitionTime: now.Add(-time.Hour)},
+	}, Children: []api.Child{{Kind: "Deployment", Namespace: "media", Name: "gone"}, {Kind: "Stream", Name: "tinyctl_media_gone"}}}}
+	snap := Snapshot{Statuses: []status.Record{record("media.resizer", "east", 5, api.ConditionTrue, true), orphan}}
 	rows := Orphans(snap, Selector{})
 	if len(rows) != 1 || rows[0].Key != "media.gone" || rows[0].Reason() != "SpecMissing" || !rows[0].OrphanedSince().Equal(now.Add(-time.Hour)) {
 		t.Fatalf("orphans = %s", summary(rows))
@@ -103,14 +105,14 @@ func TestOrphansAreTheRowsReportedOrphaned(t *testing.T) {
 }
 
 func TestNextExpiryIsWhenTheFirstLiveHeartbeatLapses(t *testing.T) {
-	live := record("media.a", "east", 1, bus.ConditionTrue, true) // received 10s ago, TTL 30s
+	live := record("media.a", "east", 1, api.ConditionTrue, true) // received 10s ago, TTL 30s
 	tests := []struct {
 		behaviour string
 		rows      []Row
 		want      time.Duration
 	}{
 		{"no rows: no timer", nil, 0},
-		{"only stale clusters: no timer", []Row{{Key: "a", Status: ptr(record("media.a", "west", 1, bus.ConditionTrue, false))}}, 0},
+		{"only stale clusters: no timer", []Row{{Key: "a", Status: ptr(record("media.a", "west", 1, api.ConditionTrue, false))}}, 0},
 		{"a component nobody reported on: no timer", []Row{{Key: "a"}}, 0},
 		{"a live heartbeat: when it lapses", []Row{{Key: "a", Status: &live}}, 20*time.Second + expiryMargin},
 	}
@@ -124,9 +126,9 @@ func TestNextExpiryIsWhenTheFirstLiveHeartbeatLapses(t *testing.T) {
 }
 
 func TestSameRowsIgnoresHeartbeatRenewalsOnly(t *testing.T) {
-	a := record("media.a", "east", 1, bus.ConditionTrue, true)
+	a := record("media.a", "east", 1, api.ConditionTrue, true)
 	renewed := a
-	renewed.Heartbeat = &bus.HeartbeatRecord{Heartbeat: a.Heartbeat.Heartbeat, Revision: 9, Received: now}
+	renewed.Heartbeat = &status.HeartbeatRecord{Heartbeat: a.Heartbeat.Heartbeat, Revision: 9, Received: now}
 	lapsed := a
 	lapsed.Stale = true
 	newer := a
@@ -156,10 +158,10 @@ func ptr[T any](v T) *T { return &v }
 
 func ExampleWriteTable() {
 	snap := Snapshot{
-		Specs: []bus.Entry{spec("media.resizer", 5), spec("media.cropper", 2)},
-		Statuses: []bus.StatusRecord{
-			record("media.resizer", "east", 5, bus.ConditionTrue, true),
-			record("media.resizer", "west", 4, bus.ConditionFalse, false),
+		Specs: []kv.Entry{spec("media.resizer", 5), spec("media.cropper", 2)},
+		Statuses: []status.Record{
+			record("media.resizer", "east", 5, api.ConditionTrue, true),
+			record("media.resizer", "west", 4, api.ConditionFalse, false),
 		},
 	}
 	// A zero Style never colours, as off a terminal.

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/bus/status"
 )
 
 // Config says which buckets a Source reads.
@@ -29,8 +30,8 @@ type Config struct {
 // does not own the connection.
 type Source struct {
 	conn     *bus.Conn
-	specs    *bus.SpecStore   // nil: the bucket does not exist
-	statuses *bus.StatusStore // nil: the bucket does not exist
+	specs    *specs.Store  // nil: the bucket does not exist
+	statuses *status.Store // nil: the bucket does not exist
 	now      func() time.Time
 }
 
@@ -42,50 +43,20 @@ func Open(ctx context.Context, conn *bus.Conn, cfg Config) (*Source, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	specCfg, found, err := existing(ctx, conn, orDefault(cfg.SpecBucket, bus.DefaultSpecBucket))
-	if err != nil {
+	mode := kv.Existing
+	if cfg.Create {
+		mode = kv.Adopt
+	}
+	var err error
+	s.specs, err = specs.Open(ctx, conn, specs.Config{Bucket: cfg.SpecBucket}, mode)
+	if err != nil && !errors.Is(err, bus.ErrNotFound) {
 		return nil, err
 	}
-	if found || cfg.Create {
-		if s.specs, err = bus.OpenSpecStore(ctx, conn, specCfg); err != nil {
-			return nil, err
-		}
-	}
-	stCfg, found, err := existing(ctx, conn, orDefault(cfg.StatusBucket, bus.DefaultStatusBucket))
-	if err != nil {
+	s.statuses, err = status.Open(ctx, conn, status.Config{Bucket: cfg.StatusBucket, Now: s.now}, mode)
+	if err != nil && !errors.Is(err, bus.ErrNotFound) {
 		return nil, err
 	}
-	if found || cfg.Create {
-		s.statuses, err = bus.OpenStatusStore(ctx, conn, bus.StatusConfig{
-			Bucket: stCfg.Bucket, Replicas: stCfg.Replicas, Storage: stCfg.Storage, Now: s.now,
-		})
-	}
-	return s, err
-}
-
-// existing returns the settings of bucket and whether it exists; a
-// missing bucket gets the name and default settings.
-func existing(ctx context.Context, conn *bus.Conn, bucket string) (bus.BucketConfig, bool, error) {
-	kv, err := conn.JetStream().KeyValue(ctx, bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return bus.BucketConfig{Bucket: bucket}, false, nil
-	}
-	if err != nil {
-		return bus.BucketConfig{}, false, fmt.Errorf("open bucket %s: %w", bucket, err)
-	}
-	st, err := kv.Status(ctx)
-	if err != nil {
-		return bus.BucketConfig{}, false, fmt.Errorf("bucket %s status: %w", bucket, err)
-	}
-	c := st.Config()
-	return bus.BucketConfig{Bucket: c.Bucket, History: c.History, Replicas: c.Replicas, Storage: c.Storage}, true, nil
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
+	return s, nil
 }
 
 // Snapshot reads the latest spec of every component and every status

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
@@ -42,12 +42,12 @@ func readyCell(style cli.Style, r Row) cell {
 	switch {
 	case r.Stalled():
 		return cell{ReadyStalled, style.Red}
-	case r.Ready() == bus.ConditionTrue:
-		return cell{bus.ConditionTrue, style.Green}
-	case r.Ready() == bus.ConditionFalse:
-		return cell{bus.ConditionFalse, style.Red}
+	case r.Ready() == api.ConditionTrue:
+		return cell{string(api.ConditionTrue), style.Green}
+	case r.Ready() == api.ConditionFalse:
+		return cell{string(api.ConditionFalse), style.Red}
 	}
-	return cell{r.Ready(), style.Yellow}
+	return cell{string(r.Ready()), style.Yellow}
 }
 
 // revisionCell shows observed/latest, "-" for a missing one; yellow when

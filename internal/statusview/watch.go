@@ -8,7 +8,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/status"
 )
 
 // retryInterval spaces re-reads after a transient failure during a watch.
@@ -132,7 +135,7 @@ func sameRows(a, b []Row) bool {
 	type shown struct {
 		key    string
 		latest uint64
-		status *bus.Status
+		status *api.Status
 		stale  bool
 	}
 	sig := func(rows []Row) []shown {
@@ -160,8 +163,8 @@ func (s *Source) changes(ctx context.Context) (changed <-chan struct{}, failed <
 		default:
 		}
 	}
-	for _, start := range []func(context.Context, bus.WatchOptions) (*bus.Watcher, error){s.specs.Watch, s.statuses.Watch} {
-		w, err := start(ctx, bus.WatchOptions{})
+	for _, start := range []func(context.Context, kv.WatchOptions) (*kv.Watcher, error){s.specs.Watch, s.statuses.Watch} {
+		w, err := start(ctx, kv.WatchOptions{})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -174,7 +177,7 @@ func (s *Source) changes(ctx context.Context) (changed <-chan struct{}, failed <
 }
 
 // forward calls notify for each event after the initial values.
-func forward(ctx context.Context, w *bus.Watcher, notify func(), fail chan<- error) {
+func forward(ctx context.Context, w *kv.Watcher, notify func(), fail chan<- error) {
 	initial := true
 	for ev := range w.Events() {
 		if ev.InitialDone {
@@ -191,7 +194,7 @@ func forward(ctx context.Context, w *bus.Watcher, notify func(), fail chan<- err
 // watchHeartbeats calls notify for every heartbeat written, expired or
 // removed from now on.
 func (s *Source) watchHeartbeats(ctx context.Context, notify func(), fail chan<- error) error {
-	kv, err := s.conn.JetStream().KeyValue(ctx, bus.DefaultHeartbeatBucket)
+	kv, err := s.conn.JetStream().KeyValue(ctx, status.DefaultHeartbeatBucket)
 	if err != nil {
 		return err
 	}

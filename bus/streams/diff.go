@@ -1,4 +1,4 @@
-package bus
+package streams
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/tinyctl/tinyctl/bus"
 )
 
 // Server defaults that a zero field in a desired config stands for.
@@ -17,12 +19,12 @@ const (
 )
 
 // differ collects the fields where a desired config and a live one differ.
-type differ []ConfigDiff
+type differ []bus.ConfigDiff
 
 func (d *differ) add(field string, want, have any) {
 	w, h := fmt.Sprint(want), fmt.Sprint(have)
 	if w != h {
-		*d = append(*d, ConfigDiff{Field: field, Want: w, Have: h})
+		*d = append(*d, bus.ConfigDiff{Field: field, Want: w, Have: h})
 	}
 }
 
@@ -36,7 +38,7 @@ func unlimited[T int | int32 | int64](v T) T {
 
 // streamDiffs compares the settings a desired stream config controls with
 // the live config, reading zero desired values as the server's defaults.
-func streamDiffs(want, have jetstream.StreamConfig) []ConfigDiff {
+func streamDiffs(want, have jetstream.StreamConfig) []bus.ConfigDiff {
 	var d differ
 	d.add("subjects", sorted(want.Subjects), sorted(have.Subjects))
 	d.add("description", want.Description, have.Description)
@@ -76,7 +78,7 @@ func duplicateWindow(cfg jetstream.StreamConfig) time.Duration {
 // defaults; limits whose default depends on server or account settings
 // (max ack pending, max waiting, replicas, inactive threshold) are
 // compared only when set.
-func consumerDiffs(want, have jetstream.ConsumerConfig) []ConfigDiff {
+func consumerDiffs(want, have jetstream.ConsumerConfig) []bus.ConfigDiff {
 	var d differ
 	d.add("description", want.Description, have.Description)
 	d.add("deliverPolicy", want.DeliverPolicy, have.DeliverPolicy)

@@ -1,4 +1,4 @@
-package bus
+package lease
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 )
 
 // Lease is a held lease. Its holder must act on it only while Valid; Lost
@@ -16,10 +19,10 @@ import (
 // renewal context ended, or Release was called. It is safe for concurrent
 // use.
 type Lease struct {
-	store  *LeaseStore
+	store  *Store
 	name   string
 	holder string
-	opts   LeaseOptions
+	opts   Options
 	stop   context.CancelFunc
 	done   chan struct{}
 
@@ -45,7 +48,7 @@ func (l *Lease) Revision() uint64 {
 func (l *Lease) Lost() <-chan struct{} { return l.lost }
 
 // Err returns nil while the lease is held, then why it was lost (an error
-// matching ErrLeaseLost).
+// matching ErrLost).
 func (l *Lease) Err() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -57,7 +60,7 @@ func (l *Lease) Err() error {
 func (l *Lease) Valid() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.lostErr == nil && time.Now().Before(l.validUntil)
+	return l.lostErr == nil && l.store.clock.Now().Before(l.validUntil)
 }
 
 // ValidUntil returns the fencing deadline: the holder may act until then
@@ -73,16 +76,19 @@ func (l *Lease) ValidUntil() time.Time {
 	return l.validUntil
 }
 
+// Fence returns the fence of this lease: writes pass while it is valid.
+func (l *Lease) Fence() Fence { return Fence{ValidUntil: l.ValidUntil, Clock: l.store.clock} }
+
 // Release stops renewing and deletes the lease (if it is still at this
 // holder's revision) so another holder can take it at once. The lease
 // counts as lost from the call on; the delete's error is returned.
 func (l *Lease) Release(ctx context.Context) error {
-	l.lose(fmt.Errorf("bus: lease %s: %w: released", l.name, ErrLeaseLost))
+	l.lose(fmt.Errorf("bus: lease %s: %w: released", l.name, ErrLost))
 	l.stop()
 	<-l.done
 	rev := l.Revision()
-	_, err := l.store.b.write(ctx, l.name, nil, OpDelete, &rev, 0)
-	if errors.Is(err, ErrRevisionMismatch) {
+	_, err := l.store.b.Write(ctx, l.name, nil, kv.OpDelete, &rev, 0)
+	if errors.Is(err, bus.ErrRevisionMismatch) {
 		return nil // expired or taken over already
 	}
 	return err
@@ -92,12 +98,12 @@ func (l *Lease) Release(ctx context.Context) error {
 // success moves the fencing deadline to TTL minus the margin after the
 // write was sent.
 func (l *Lease) write(ctx context.Context, expect uint64) error {
-	sent := time.Now()
-	data, err := json.Marshal(leaseRecord{Holder: l.holder, TTLSeconds: int64(l.opts.TTL / time.Second), RenewedAt: sent.UTC()})
+	sent := l.store.clock.Now()
+	data, err := json.Marshal(record{Holder: l.holder, TTLSeconds: int64(l.opts.TTL / time.Second), RenewedAt: sent.UTC()})
 	if err != nil {
 		return fmt.Errorf("bus: encode lease: %w", err)
 	}
-	rev, err := l.store.b.write(ctx, l.name, data, OpPut, &expect, l.opts.TTL)
+	rev, err := l.store.b.Write(ctx, l.name, data, kv.OpPut, &expect, l.opts.TTL)
 	if err != nil {
 		return err
 	}
@@ -110,21 +116,22 @@ func (l *Lease) write(ctx context.Context, expect uint64) error {
 // keep renews the lease every RenewInterval until it is lost.
 func (l *Lease) keep(ctx context.Context) {
 	defer close(l.done)
-	tick := time.NewTicker(l.opts.RenewInterval)
+	clk := l.store.clock
+	tick := clk.NewTicker(l.opts.RenewInterval)
 	defer tick.Stop()
 	for {
 		l.mu.Lock()
-		deadline := time.NewTimer(time.Until(l.validUntil))
+		deadline := clk.NewTimer(l.validUntil.Sub(clk.Now()))
 		l.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			deadline.Stop()
-			l.lose(fmt.Errorf("bus: lease %s: %w: renewal stopped", l.name, ErrLeaseLost))
+			l.lose(fmt.Errorf("bus: lease %s: %w: renewal stopped", l.name, ErrLost))
 			return
-		case <-deadline.C:
-			l.lose(fmt.Errorf("bus: lease %s: %w: not renewed before the fencing deadline", l.name, ErrLeaseLost))
+		case <-deadline.C():
+			l.lose(fmt.Errorf("bus: lease %s: %w: not renewed before the fencing deadline", l.name, ErrLost))
 			return
-		case <-tick.C:
+		case <-tick.C():
 			deadline.Stop()
 			if err := l.renew(ctx); err != nil {
 				l.lose(err)
@@ -140,14 +147,14 @@ func (l *Lease) renew(ctx context.Context) error {
 	l.mu.Lock()
 	rev, deadline := l.rev, l.validUntil
 	l.mu.Unlock()
-	rctx, cancel := context.WithDeadline(ctx, deadline)
+	rctx, cancel := context.WithTimeout(ctx, deadline.Sub(l.store.clock.Now()))
 	defer cancel()
 	err := l.write(rctx, rev)
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, ErrRevisionMismatch), errors.Is(err, ErrPermissionDenied):
-		return fmt.Errorf("bus: lease %s: %w: renew: %w", l.name, ErrLeaseLost, err)
+	case errors.Is(err, bus.ErrRevisionMismatch), errors.Is(err, bus.ErrPermissionDenied):
+		return fmt.Errorf("bus: lease %s: %w: renew: %w", l.name, ErrLost, err)
 	}
 	if l.opts.OnRenewError != nil && ctx.Err() == nil {
 		l.opts.OnRenewError(err)

@@ -1,6 +1,7 @@
-package bus_test
+package kv_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,124 +9,82 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinyctl/tinyctl/bus/kv"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
-// recorder collects a watcher's events in the background.
-type recorder struct {
-	mu     sync.Mutex
-	events []bus.Event
-}
-
-func record(w *bus.Watcher) *recorder {
-	r := &recorder{}
-	go func() {
-		for ev := range w.Events() {
-			r.mu.Lock()
-			r.events = append(r.events, ev)
-			r.mu.Unlock()
-		}
-	}()
-	return r
-}
-
-// lines renders the events as "op key=value" (or "initial-done").
-func (r *recorder) lines() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]string, 0, len(r.events))
-	for _, ev := range r.events {
-		if ev.InitialDone {
-			out = append(out, "initial-done")
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s %s=%s", ev.Op, ev.Key, ev.Value))
-	}
-	return out
-}
-
-// waitFor waits until the recorded lines equal want.
-func (r *recorder) waitFor(t *testing.T, within time.Duration, want ...string) {
-	t.Helper()
-	testenv.Eventually(t, within, func() error {
-		if got := r.lines(); !slices.Equal(got, want) {
-			return fmt.Errorf("events:\n got  %v\n want %v", got, want)
-		}
-		return nil
-	})
-}
-
 func TestWatchDeliversInitialValuesThenMarkerThenChangesInOrder(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t)
-	ctx := testCtx(t, 20*time.Second)
-	specs := openSpecs(t, connect(t, configFor(s), nil))
+	ctx := testenv.Ctx(t, 20*time.Second)
+	specs := testenv.OpenSpecs(t, testenv.BusConnect(t, s.BusConfig(), nil))
 	_, err := specs.Put(ctx, "ns.a", []byte("a1"))
-	must(t, err)
+	testenv.Must(t, err)
 	_, err = specs.Put(ctx, "ns.a", []byte("a2"))
-	must(t, err)
+	testenv.Must(t, err)
 	_, err = specs.Put(ctx, "ns.gone", []byte("g1"))
-	must(t, err)
-	must(t, specs.Delete(ctx, "ns.gone", 0))
+	testenv.Must(t, err)
+	testenv.Must(t, specs.Delete(ctx, "ns.gone", 0))
 
-	w, err := specs.Watch(ctx, bus.WatchOptions{})
-	must(t, err)
+	w, err := specs.Watch(ctx, kv.WatchOptions{})
+	testenv.Must(t, err)
 	defer w.Stop()
-	rec := record(w)
-	rec.waitFor(t, 5*time.Second, "put ns.a=a2", "delete ns.gone=", "initial-done")
+	rec := testenv.RecordWatch(w)
+	rec.WaitFor(t, 5*time.Second, "put ns.a=a2", "delete ns.gone=", "initial-done")
 
 	_, err = specs.Put(ctx, "ns.b", []byte("b1"))
-	must(t, err)
-	must(t, specs.Purge(ctx, "ns.a", 0))
+	testenv.Must(t, err)
+	testenv.Must(t, specs.Purge(ctx, "ns.a", 0))
 	_, err = specs.Put(ctx, "ns.b", []byte("b2"))
-	must(t, err)
-	rec.waitFor(t, 5*time.Second, "put ns.a=a2", "delete ns.gone=", "initial-done",
+	testenv.Must(t, err)
+	rec.WaitFor(t, 5*time.Second, "put ns.a=a2", "delete ns.gone=", "initial-done",
 		"put ns.b=b1", "purge ns.a=", "put ns.b=b2")
 }
 
 func TestWatchResumesAfterARevisionWithoutReplay(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t)
-	ctx := testCtx(t, 20*time.Second)
-	specs := openSpecs(t, connect(t, configFor(s), nil))
+	ctx := testenv.Ctx(t, 20*time.Second)
+	specs := testenv.OpenSpecs(t, testenv.BusConnect(t, s.BusConfig(), nil))
 	_, err := specs.Put(ctx, "ns.a", []byte("a1"))
-	must(t, err)
+	testenv.Must(t, err)
 	seen, err := specs.Put(ctx, "ns.b", []byte("b1"))
-	must(t, err)
+	testenv.Must(t, err)
 	_, err = specs.Put(ctx, "ns.a", []byte("a2"))
-	must(t, err)
+	testenv.Must(t, err)
 	_, err = specs.Put(ctx, "ns.a", []byte("a3"))
-	must(t, err)
+	testenv.Must(t, err)
 
-	w, err := specs.Watch(ctx, bus.WatchOptions{AfterRevision: seen, Keys: []string{"ns.a"}})
-	must(t, err)
+	w, err := specs.Watch(ctx, kv.WatchOptions{AfterRevision: seen, Keys: []string{"ns.a"}})
+	testenv.Must(t, err)
 	defer w.Stop()
-	record(w).waitFor(t, 5*time.Second, "put ns.a=a2", "put ns.a=a3", "initial-done")
+	testenv.RecordWatch(w).WaitFor(t, 5*time.Second, "put ns.a=a2", "put ns.a=a3", "initial-done")
 }
 
 func TestWatchSurvivesServerRestartAndOutageWithoutLossReplayOrLeaks(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t)
-	ctx := testCtx(t, 45*time.Second)
+	ctx := testenv.Ctx(t, 45*time.Second)
 	var connected sync.Mutex
 	up := true
-	watchConn := connect(t, configFor(s), func(sc bus.StateChange) {
+	watchConn := testenv.BusConnect(t, s.BusConfig(), func(sc bus.StateChange) {
 		connected.Lock()
 		defer connected.Unlock()
 		up = sc.State == bus.StateConnected || sc.State == bus.StateReconnected
 	})
-	specs := openSpecs(t, watchConn)
+	specs := testenv.OpenSpecs(t, watchConn)
 	keys := []string{"ns.k0", "ns.k1", "ns.k2", "ns.k3"}
 	var want []string
 	writeAll := func(round int) (last uint64) {
 		t.Helper()
-		writer := openSpecs(t, connect(t, configFor(s), nil))
+		writer := testenv.OpenSpecs(t, testenv.BusConnect(t, s.BusConfig(), nil))
 		for _, k := range keys {
 			rev, err := writer.Put(ctx, k, fmt.Appendf(nil, "v%d", round))
-			must(t, err)
+			testenv.Must(t, err)
 			want = append(want, fmt.Sprintf("put %s=v%d", k, round))
 			last = rev
 		}
@@ -134,19 +93,19 @@ func TestWatchSurvivesServerRestartAndOutageWithoutLossReplayOrLeaks(t *testing.
 
 	writeAll(0)
 	want = append(want, "initial-done")
-	w, err := specs.Watch(ctx, bus.WatchOptions{Backoff: fastBackoff})
-	must(t, err)
+	w, err := specs.Watch(ctx, kv.WatchOptions{Backoff: testenv.FastBackoff})
+	testenv.Must(t, err)
 	defer w.Stop()
-	rec := record(w)
-	rec.waitFor(t, 5*time.Second, want...)
+	rec := testenv.RecordWatch(w)
+	rec.WaitFor(t, 5*time.Second, want...)
 
 	writeAll(1)
 	s.Restart(t)
 	writeAll(2) // from a fresh client, likely before the watcher reconnects
-	rec.waitFor(t, 10*time.Second, want...)
+	rec.WaitFor(t, 10*time.Second, want...)
 
 	beforeOutage := writeAll(3)
-	rec.waitFor(t, 5*time.Second, want...)
+	rec.WaitFor(t, 5*time.Second, want...)
 	s.Shutdown()
 	testenv.Eventually(t, 5*time.Second, func() error {
 		connected.Lock()
@@ -163,16 +122,16 @@ func TestWatchSurvivesServerRestartAndOutageWithoutLossReplayOrLeaks(t *testing.
 	}
 	s.Restart(t)
 	writeAll(4)
-	rec.waitFor(t, 10*time.Second, want...)
+	rec.WaitFor(t, 10*time.Second, want...)
 
 	if w.Restarts() < 2 {
 		t.Fatalf("watch re-created %d times, want at least 2 (restart and outage)", w.Restarts())
 	}
-	admin := connect(t, configFor(s), nil)
+	admin := testenv.BusConnect(t, s.BusConfig(), nil)
 	var live []*jetstream.ConsumerInfo
 	testenv.Eventually(t, 15*time.Second, func() error {
 		var err error
-		live, err = consumers(ctx, admin, kvStream(specs.Bucket()))
+		live, err = consumers(ctx, admin, kvStream(specs.Name()))
 		if err != nil || len(live) != 1 {
 			return fmt.Errorf("consumers on the spec stream: %d (%v), want 1", len(live), err)
 		}
@@ -183,7 +142,7 @@ func TestWatchSurvivesServerRestartAndOutageWithoutLossReplayOrLeaks(t *testing.
 	if cfg := live[0].Config; cfg.DeliverPolicy != jetstream.DeliverByStartSequencePolicy || cfg.OptStartSeq <= beforeOutage {
 		t.Fatalf("live consumer starts with %s at %d, want by_start_sequence after %d", cfg.DeliverPolicy, cfg.OptStartSeq, beforeOutage)
 	}
-	assertPerKeyOrder(t, rec.lines(), keys, 5)
+	assertPerKeyOrder(t, rec.Lines(), keys, 5)
 }
 
 // assertPerKeyOrder checks every key saw v0..v(rounds-1) once, in order.
@@ -205,3 +164,20 @@ func assertPerKeyOrder(t *testing.T, lines, keys []string, rounds int) {
 		}
 	}
 }
+
+// consumers asks the server for the consumers of a stream.
+func consumers(ctx context.Context, c *bus.Conn, stream string) ([]*jetstream.ConsumerInfo, error) {
+	st, err := c.JetStream().Stream(ctx, stream)
+	if err != nil {
+		return nil, err
+	}
+	var out []*jetstream.ConsumerInfo
+	list := st.ListConsumers(ctx)
+	for info := range list.Info() {
+		out = append(out, info)
+	}
+	return out, list.Err()
+}
+
+// kvStream is the stream behind a KV bucket.
+func kvStream(bucket string) string { return "KV_" + bucket }

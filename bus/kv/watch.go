@@ -1,4 +1,4 @@
-package bus
+package kv
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/tinyctl/tinyctl/bus"
 )
 
 // WatchOptions select what a Watcher delivers and how it recovers.
@@ -18,8 +21,9 @@ type WatchOptions struct {
 	// is delivered, oldest first, and nothing at or below it. Zero starts
 	// with the latest revision of every key (markers included).
 	AfterRevision uint64
-	// Backoff spaces re-creation attempts after failures.
-	Backoff Backoff
+	// Backoff spaces re-creation attempts after failures (zero fields take
+	// bus.DefaultBackoff's values).
+	Backoff wait.Backoff
 	// OnRestart, if set, is called from the watcher's goroutine with the
 	// reason each time the watch must be re-created (a reconnect, a lost
 	// consumer, or a failed re-creation attempt). For logs and metrics.
@@ -65,15 +69,15 @@ const watchOpenTimeout = 10 * time.Second
 // A bucket deleted and created again under the same name restarts its
 // revisions at 1, which a resumed watch would skip: the Watcher does not
 // detect this. Callers that must notice compare SpecStore.Info's Created
-// time periodically and start a new watch from zero (package reconcile
-// does).
+// time (Bucket.Info) periodically and start a new watch from zero
+// (package reconcile does).
 //
 // Events is closed when the watch's context is cancelled, Stop is called,
 // or the connection is closed; Err then says why. Read Events promptly:
 // a slow reader holds back delivery (and, past the client's buffers, makes
 // the watch re-create itself).
 type Watcher struct {
-	b        *bucket
+	b        *Bucket
 	opts     WatchOptions
 	events   chan Event
 	cancel   context.CancelFunc
@@ -84,13 +88,14 @@ type Watcher struct {
 	err      error
 }
 
-// startWatch creates the first consumer synchronously, so that a missing
-// permission or bucket fails the call, then hands over to the goroutine.
-func startWatch(ctx context.Context, b *bucket, opts WatchOptions) (*Watcher, error) {
+// Watch streams the bucket's changes; see Watcher for the contract. The
+// first consumer is created before Watch returns, so a missing permission
+// or bucket fails the call.
+func (b *Bucket) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &Watcher{b: b, opts: opts, events: make(chan Event, 64), cancel: cancel, done: make(chan struct{})}
 	w.last.Store(opts.AfterRevision)
-	reconnected, unsubscribe := b.c.notifyReconnect()
+	reconnected, unsubscribe := b.c.NotifyReconnect()
 	inner, err := w.open(ctx)
 	if err != nil {
 		unsubscribe()
@@ -153,7 +158,7 @@ func (w *Watcher) ended(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if w.b.c.nc.IsClosed() {
+	if w.b.c.Closed() {
 		return errors.New("bus: watch: connection closed")
 	}
 	return nil
@@ -215,7 +220,7 @@ func (w *Watcher) reopen(ctx context.Context, reason error) *consumer {
 			w.opts.OnRestart(reason)
 		}
 		if attempt > 0 || !errors.Is(reason, errReconnected) {
-			if !sleepCtx(ctx, w.opts.Backoff.Delay(attempt)) {
+			if !bus.SleepCtx(ctx, bus.Delay(w.opts.Backoff, attempt)) {
 				return nil
 			}
 		}
@@ -245,7 +250,7 @@ func (w *Watcher) open(ctx context.Context) (*consumer, error) {
 		pctx.abort(context.DeadlineExceeded, context.DeadlineExceeded)
 	})
 	defer timer.Stop()
-	stop := w.b.c.onViolation(w.b.apiPatterns(), func(cause error) { pctx.abort(context.Canceled, cause) })
+	stop := w.b.c.OnViolation(w.b.apiPatterns(), func(cause error) { pctx.abort(context.Canceled, cause) })
 	defer stop()
 	// WatchFiltered rewrites its keys slice, so hand it a copy.
 	inner, err := w.b.kv.WatchFiltered(pctx, slices.Clone(w.opts.Keys), opts...)
@@ -255,10 +260,10 @@ func (w *Watcher) open(ctx context.Context) (*consumer, error) {
 	}
 	if err != nil {
 		cancel()
-		if cause := pctx.Cause(); errors.Is(cause, ErrPermissionDenied) {
+		if cause := pctx.Cause(); errors.Is(cause, bus.ErrPermissionDenied) {
 			err = cause
 		}
-		return nil, classify("watch "+w.b.name, err)
+		return nil, bus.Classify("watch "+w.b.name, err)
 	}
 	return &consumer{KeyWatcher: inner, cancel: cancel}, nil
 }

@@ -1,4 +1,4 @@
-package bus_test
+package specs_test
 
 import (
 	"errors"
@@ -6,6 +6,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -16,9 +19,9 @@ import (
 func TestSpecStoreUpdateRaceExactlyOneWins(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t)
-	ctx := testCtx(t, 20*time.Second)
-	a := openSpecs(t, connect(t, configFor(s), nil))
-	b := openSpecs(t, connect(t, configFor(s), nil))
+	ctx := testenv.Ctx(t, 20*time.Second)
+	a := testenv.OpenSpecs(t, testenv.BusConnect(t, s.BusConfig(), nil))
+	b := testenv.OpenSpecs(t, testenv.BusConnect(t, s.BusConfig(), nil))
 	rev, err := a.Create(ctx, "workers.extractor", []byte("v0"))
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +31,7 @@ func TestSpecStoreUpdateRaceExactlyOneWins(t *testing.T) {
 		revs := make([]uint64, 2)
 		var start, done sync.WaitGroup
 		start.Add(1)
-		for i, store := range []*bus.SpecStore{a, b} {
+		for i, store := range []*specs.Store{a, b} {
 			done.Add(1)
 			go func() {
 				defer done.Done()
@@ -60,32 +63,32 @@ func TestSpecStoreUpdateRaceExactlyOneWins(t *testing.T) {
 func TestSpecStoreKeepsHistoryAcrossDeleteAndRollsBack(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t)
-	ctx := testCtx(t, 20*time.Second)
-	specs := openSpecs(t, connect(t, configFor(s), nil))
+	ctx := testenv.Ctx(t, 20*time.Second)
+	specs := testenv.OpenSpecs(t, testenv.BusConnect(t, s.BusConfig(), nil))
 	const key = "workers.extractor"
 
 	r1, err := specs.Create(ctx, key, []byte("v1"))
-	must(t, err)
+	testenv.Must(t, err)
 	if _, err := specs.Create(ctx, key, []byte("again")); !errors.Is(err, bus.ErrExists) {
 		t.Fatalf("second create: got %v, want ErrExists", err)
 	}
 	r2, err := specs.Put(ctx, key, []byte("v2"))
-	must(t, err)
+	testenv.Must(t, err)
 	if _, err := specs.Update(ctx, key, []byte("stale"), r1); !errors.Is(err, bus.ErrRevisionMismatch) {
 		t.Fatalf("update at an old revision: got %v, want ErrRevisionMismatch", err)
 	}
 	_, err = specs.Put(ctx, "workers.other", []byte("o1"))
-	must(t, err)
+	testenv.Must(t, err)
 
 	assertValue(t, specs, key, "v2", r2)
 	old, err := specs.GetRevision(ctx, key, r1)
-	must(t, err)
+	testenv.Must(t, err)
 	if string(old.Value) != "v1" {
 		t.Fatalf("revision %d holds %q, want v1", r1, old.Value)
 	}
 	assertKeys(t, specs, key, "workers.other")
 
-	must(t, specs.Delete(ctx, key, 0))
+	testenv.Must(t, specs.Delete(ctx, key, 0))
 	if _, err := specs.Get(ctx, key); !errors.Is(err, bus.ErrNotFound) {
 		t.Fatalf("get after delete: got %v, want ErrNotFound", err)
 	}
@@ -93,14 +96,14 @@ func TestSpecStoreKeepsHistoryAcrossDeleteAndRollsBack(t *testing.T) {
 	assertHistory(t, specs, key, "put:v1", "put:v2", "delete:")
 
 	r4, err := specs.Rollback(ctx, key, r1)
-	must(t, err)
+	testenv.Must(t, err)
 	assertValue(t, specs, key, "v1", r4)
 	assertHistory(t, specs, key, "put:v1", "put:v2", "delete:", "put:v1")
 
 	if err := specs.Delete(ctx, key, r1); !errors.Is(err, bus.ErrRevisionMismatch) {
 		t.Fatalf("delete at an old revision: got %v, want ErrRevisionMismatch", err)
 	}
-	must(t, specs.Purge(ctx, key, r4))
+	testenv.Must(t, specs.Purge(ctx, key, r4))
 	assertHistory(t, specs, key, "purge:")
 	if _, err := specs.Create(ctx, key, []byte("v5")); err != nil {
 		t.Fatalf("create after purge: %v", err)
@@ -110,45 +113,38 @@ func TestSpecStoreKeepsHistoryAcrossDeleteAndRollsBack(t *testing.T) {
 func TestOpenSpecStoreIsIdempotentAndReportsOtherSettings(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t)
-	ctx := testCtx(t, 10*time.Second)
-	c := connect(t, configFor(s), nil)
-	openSpecs(t, c)
-	openSpecs(t, c)
+	ctx := testenv.Ctx(t, 10*time.Second)
+	c := testenv.BusConnect(t, s.BusConfig(), nil)
+	testenv.OpenSpecs(t, c)
+	testenv.OpenSpecs(t, c)
 
-	_, err := bus.OpenSpecStore(ctx, c, bus.BucketConfig{History: 5, Storage: jetstream.MemoryStorage})
-	var cfgErr *bus.BucketConfigError
+	_, err := specs.Open(ctx, c, specs.Config{History: 5, Storage: jetstream.MemoryStorage}, kv.Ensure)
+	var cfgErr *kv.BucketConfigError
 	if !errors.As(err, &cfgErr) || len(cfgErr.Diffs) != 2 {
 		t.Fatalf("open with other settings: got %v, want a BucketConfigError with 2 diffs", err)
 	}
-	kv, err := c.JetStream().KeyValue(ctx, bus.DefaultSpecBucket)
-	must(t, err)
+	kv, err := c.JetStream().KeyValue(ctx, specs.DefaultBucket)
+	testenv.Must(t, err)
 	st, err := kv.Status(ctx)
-	must(t, err)
-	if st.History() != bus.DefaultSpecHistory {
+	testenv.Must(t, err)
+	if st.History() != specs.DefaultHistory {
 		t.Fatalf("bucket history changed to %d", st.History())
 	}
 }
 
-func must(t *testing.T, err error) {
+func assertValue(t *testing.T, specs *specs.Store, key, value string, rev uint64) {
 	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func assertValue(t *testing.T, specs *bus.SpecStore, key, value string, rev uint64) {
-	t.Helper()
-	e, err := specs.Get(testCtx(t, 5*time.Second), key)
-	must(t, err)
-	if string(e.Value) != value || e.Revision != rev || e.Op != bus.OpPut || e.Created.IsZero() {
+	e, err := specs.Get(testenv.Ctx(t, 5*time.Second), key)
+	testenv.Must(t, err)
+	if string(e.Value) != value || e.Revision != rev || e.Op != kv.OpPut || e.Created.IsZero() {
 		t.Fatalf("get %s: %q at %d (%s), want %q at %d", key, e.Value, e.Revision, e.Op, value, rev)
 	}
 }
 
-func assertKeys(t *testing.T, specs *bus.SpecStore, keys ...string) {
+func assertKeys(t *testing.T, specs *specs.Store, keys ...string) {
 	t.Helper()
-	list, err := specs.List(testCtx(t, 5*time.Second))
-	must(t, err)
+	list, err := specs.List(testenv.Ctx(t, 5*time.Second))
+	testenv.Must(t, err)
 	var got []string
 	for _, e := range list {
 		got = append(got, e.Key)
@@ -158,10 +154,10 @@ func assertKeys(t *testing.T, specs *bus.SpecStore, keys ...string) {
 	}
 }
 
-func assertHistory(t *testing.T, specs *bus.SpecStore, key string, want ...string) {
+func assertHistory(t *testing.T, specs *specs.Store, key string, want ...string) {
 	t.Helper()
-	h, err := specs.History(testCtx(t, 5*time.Second), key)
-	must(t, err)
+	h, err := specs.History(testenv.Ctx(t, 5*time.Second), key)
+	testenv.Must(t, err)
 	var got []string
 	for _, e := range h {
 		got = append(got, e.Op.String()+":"+string(e.Value))

@@ -1,12 +1,14 @@
-package bus
+package streams
 
 import (
 	"context"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/tinyctl/tinyctl/bus"
 )
 
-// jsAPI is the JetStream calls StreamManager makes. connAPI implements it
+// jsAPI is the JetStream calls Manager makes. connAPI implements it
 // on a Conn; tests substitute a fake.
 type jsAPI interface {
 	StreamInfo(ctx context.Context, name string) (*jetstream.StreamInfo, error)
@@ -17,11 +19,12 @@ type jsAPI interface {
 	CreateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) error
 	UpdateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) error
 	DeleteConsumer(ctx context.Context, stream, name string) error
+	StreamNames(ctx context.Context) ([]string, error)
 }
 
 // connAPI makes jsAPI calls on a Conn, turning permission violations on a
 // stream's API subjects into ErrPermissionDenied.
-type connAPI struct{ c *Conn }
+type connAPI struct{ c *bus.Conn }
 
 // The methods below are jsAPI's, each guarded against permission
 // violations on the stream's API subjects.
@@ -31,8 +34,8 @@ func streamPatterns(stream string) []string {
 }
 
 func (a connAPI) StreamInfo(ctx context.Context, name string) (info *jetstream.StreamInfo, err error) {
-	err = a.c.guarded(ctx, streamPatterns(name), func(ctx context.Context) error {
-		s, err := a.c.js.Stream(ctx, name)
+	err = a.c.Guarded(ctx, streamPatterns(name), func(ctx context.Context) error {
+		s, err := a.c.JetStream().Stream(ctx, name)
 		if err == nil {
 			info = s.CachedInfo()
 		}
@@ -42,28 +45,28 @@ func (a connAPI) StreamInfo(ctx context.Context, name string) (info *jetstream.S
 }
 
 func (a connAPI) CreateStream(ctx context.Context, cfg jetstream.StreamConfig) error {
-	return a.c.guarded(ctx, streamPatterns(cfg.Name), func(ctx context.Context) error {
-		_, err := a.c.js.CreateStream(ctx, cfg)
+	return a.c.Guarded(ctx, streamPatterns(cfg.Name), func(ctx context.Context) error {
+		_, err := a.c.JetStream().CreateStream(ctx, cfg)
 		return err
 	})
 }
 
 func (a connAPI) UpdateStream(ctx context.Context, cfg jetstream.StreamConfig) error {
-	return a.c.guarded(ctx, streamPatterns(cfg.Name), func(ctx context.Context) error {
-		_, err := a.c.js.UpdateStream(ctx, cfg)
+	return a.c.Guarded(ctx, streamPatterns(cfg.Name), func(ctx context.Context) error {
+		_, err := a.c.JetStream().UpdateStream(ctx, cfg)
 		return err
 	})
 }
 
 func (a connAPI) DeleteStream(ctx context.Context, name string) error {
-	return a.c.guarded(ctx, streamPatterns(name), func(ctx context.Context) error {
-		return a.c.js.DeleteStream(ctx, name)
+	return a.c.Guarded(ctx, streamPatterns(name), func(ctx context.Context) error {
+		return a.c.JetStream().DeleteStream(ctx, name)
 	})
 }
 
 func (a connAPI) ConsumerInfo(ctx context.Context, stream, name string) (info *jetstream.ConsumerInfo, err error) {
-	err = a.c.guarded(ctx, streamPatterns(stream), func(ctx context.Context) error {
-		c, err := a.c.js.Consumer(ctx, stream, name)
+	err = a.c.Guarded(ctx, streamPatterns(stream), func(ctx context.Context) error {
+		c, err := a.c.JetStream().Consumer(ctx, stream, name)
 		if err == nil {
 			info = c.CachedInfo()
 		}
@@ -73,21 +76,30 @@ func (a connAPI) ConsumerInfo(ctx context.Context, stream, name string) (info *j
 }
 
 func (a connAPI) CreateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) error {
-	return a.c.guarded(ctx, streamPatterns(stream), func(ctx context.Context) error {
-		_, err := a.c.js.CreateConsumer(ctx, stream, cfg)
+	return a.c.Guarded(ctx, streamPatterns(stream), func(ctx context.Context) error {
+		_, err := a.c.JetStream().CreateConsumer(ctx, stream, cfg)
 		return err
 	})
 }
 
 func (a connAPI) UpdateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) error {
-	return a.c.guarded(ctx, streamPatterns(stream), func(ctx context.Context) error {
-		_, err := a.c.js.UpdateConsumer(ctx, stream, cfg)
+	return a.c.Guarded(ctx, streamPatterns(stream), func(ctx context.Context) error {
+		_, err := a.c.JetStream().UpdateConsumer(ctx, stream, cfg)
 		return err
 	})
 }
 
 func (a connAPI) DeleteConsumer(ctx context.Context, stream, name string) error {
-	return a.c.guarded(ctx, streamPatterns(stream), func(ctx context.Context) error {
-		return a.c.js.DeleteConsumer(ctx, stream, name)
+	return a.c.Guarded(ctx, streamPatterns(stream), func(ctx context.Context) error {
+		return a.c.JetStream().DeleteConsumer(ctx, stream, name)
 	})
+}
+
+func (a connAPI) StreamNames(ctx context.Context) ([]string, error) {
+	var names []string
+	lister := a.c.JetStream().StreamNames(ctx)
+	for name := range lister.Name() {
+		names = append(names, name)
+	}
+	return names, lister.Err()
 }

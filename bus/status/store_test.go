@@ -1,4 +1,4 @@
-package bus_test
+package status_test
 
 import (
 	"context"
@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/status"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tinyctl/tinyctl/bus"
@@ -16,11 +20,11 @@ import (
 
 func TestHeartbeatStale(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	beat := func(age time.Duration) *bus.HeartbeatRecord {
-		return &bus.HeartbeatRecord{Heartbeat: bus.Heartbeat{TTLSeconds: 10}, Received: now.Add(-age)}
+	beat := func(age time.Duration) *status.HeartbeatRecord {
+		return &status.HeartbeatRecord{Heartbeat: status.Heartbeat{TTLSeconds: 10}, Received: now.Add(-age)}
 	}
 	cases := map[string]struct {
-		hb    *bus.HeartbeatRecord
+		hb    *status.HeartbeatRecord
 		stale bool
 	}{
 		"no heartbeat is stale":              {nil, true},
@@ -31,7 +35,7 @@ func TestHeartbeatStale(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := bus.HeartbeatStale(tc.hb, now); got != tc.stale {
+			if got := status.Stale(tc.hb, now); got != tc.stale {
 				t.Fatalf("stale = %v, want %v", got, tc.stale)
 			}
 		})
@@ -59,45 +63,45 @@ func (c *fakeClock) Add(d time.Duration) {
 func TestStatusRoundTripsAndListsWithStaleness(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t)
-	ctx := testCtx(t, 20*time.Second)
+	ctx := testenv.Ctx(t, 20*time.Second)
 	clock := &fakeClock{now: time.Now()}
-	store, err := bus.OpenStatusStore(ctx, connect(t, configFor(s), nil), bus.StatusConfig{Now: clock.Now})
-	must(t, err)
+	store, err := status.Open(ctx, testenv.BusConnect(t, s.BusConfig(), nil), status.Config{Now: clock.Now}, kv.Ensure)
+	testenv.Must(t, err)
 
-	east := bus.Status{
+	east := api.Status{
 		Component: "workers.extractor", Cluster: "east", ObservedRevision: 7,
-		Conditions: []bus.Condition{{Type: "Ready", Status: bus.ConditionTrue, Reason: "Applied",
+		Conditions: []api.Condition{{Type: "Ready", Status: api.ConditionTrue, Reason: "Applied",
 			Message: "all children applied", LastTransitionTime: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}},
-		Children: []bus.Child{{Kind: "Deployment", Namespace: "workers", Name: "extractor", Hash: "abc"}},
+		Children: []api.Child{{Kind: "Deployment", Namespace: "workers", Name: "extractor", Hash: "abc"}},
 	}
 	west := east
 	west.Cluster, west.Error = "west", "apply failed"
-	for _, st := range []bus.Status{east, west} {
+	for _, st := range []api.Status{east, west} {
 		_, err := store.Put(ctx, st)
-		must(t, err)
+		testenv.Must(t, err)
 	}
-	_, err = store.Beat(ctx, "east", "controller-0", 10*time.Second)
-	must(t, err)
+	_, err = store.Beat(ctx, status.Heartbeat{Cluster: "east", Controller: "controller-0"}, 10*time.Second)
+	testenv.Must(t, err)
 
 	got, err := store.Get(ctx, "workers.extractor", "east")
-	must(t, err)
+	testenv.Must(t, err)
 	east.UpdatedAt = got.UpdatedAt
 	if diff := cmp.Diff(east, got.Status); diff != "" || got.Stale {
 		t.Fatalf("east status (-want +got):\n%s stale=%v", diff, got.Stale)
 	}
 	list, err := store.List(ctx)
-	must(t, err)
+	testenv.Must(t, err)
 	if len(list) != 2 || list[0].Cluster != "east" || list[0].Stale || list[1].Cluster != "west" || !list[1].Stale {
 		t.Fatalf("list: want east live and west (no heartbeat) stale, got %+v", list)
 	}
 
 	clock.Add(11 * time.Second) // past east's ttl by the reader's clock
 	got, err = store.Get(ctx, "workers.extractor", "east")
-	must(t, err)
+	testenv.Must(t, err)
 	if !got.Stale {
 		t.Fatal("east still live 11s after a heartbeat with a 10s ttl")
 	}
-	if _, err := store.Put(ctx, bus.Status{Component: "workers", Cluster: "east"}); err == nil {
+	if _, err := store.Put(ctx, api.Status{Component: "workers", Cluster: "east"}); err == nil {
 		t.Fatal("a component without a namespace was accepted")
 	}
 }
@@ -105,17 +109,17 @@ func TestStatusRoundTripsAndListsWithStaleness(t *testing.T) {
 func TestStatusReadsStaleWithinTTLWhenHeartbeatsStop(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t)
-	ctx := testCtx(t, 20*time.Second)
-	store, err := bus.OpenStatusStore(ctx, connect(t, configFor(s), nil), bus.StatusConfig{})
-	must(t, err)
-	_, err = store.Put(ctx, bus.Status{Component: "workers.extractor", Cluster: "east", ObservedRevision: 1})
-	must(t, err)
+	ctx := testenv.Ctx(t, 20*time.Second)
+	store, err := status.Open(ctx, testenv.BusConnect(t, s.BusConfig(), nil), status.Config{}, kv.Ensure)
+	testenv.Must(t, err)
+	_, err = store.Put(ctx, api.Status{Component: "workers.extractor", Cluster: "east", ObservedRevision: 1})
+	testenv.Must(t, err)
 
 	const ttl = 2 * time.Second
 	beatCtx, stopBeating := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- store.RunHeartbeat(beatCtx, bus.HeartbeatOptions{Cluster: "east", Interval: 300 * time.Millisecond, TTL: ttl})
+		done <- store.RunHeartbeat(beatCtx, status.HeartbeatOptions{Heartbeat: status.Heartbeat{Cluster: "east"}, Interval: 300 * time.Millisecond, TTL: ttl})
 	}()
 	testenv.Eventually(t, 5*time.Second, func() error {
 		rec, err := store.Get(ctx, "workers.extractor", "east")
@@ -129,7 +133,7 @@ func TestStatusReadsStaleWithinTTLWhenHeartbeatsStop(t *testing.T) {
 		t.Fatalf("RunHeartbeat returned %v, want context.Canceled", err)
 	}
 	last, err := store.Heartbeat(ctx, "east")
-	must(t, err)
+	testenv.Must(t, err)
 
 	testenv.Eventually(t, ttl+time.Second, func() error {
 		rec, err := store.Get(ctx, "workers.extractor", "east")

@@ -1,10 +1,13 @@
-package bus_test
+package streams_test
 
 import (
 	"context"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/bus/streams"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -33,19 +36,19 @@ func workQueue() (jetstream.StreamConfig, jetstream.ConsumerConfig) {
 type streamEnv struct {
 	ctx context.Context
 	js  jetstream.JetStream
-	m   *bus.StreamManager
+	m   *streams.Manager
 }
 
 func newStreamEnv(t *testing.T) streamEnv {
 	t.Helper()
 	s := testenv.NATS(t)
-	c := connect(t, configFor(s), nil)
-	return streamEnv{ctx: testCtx(t, 20*time.Second), js: c.JetStream(), m: bus.NewStreamManager(c, 4)}
+	c := testenv.BusConnect(t, s.BusConfig(), nil)
+	return streamEnv{ctx: testenv.Ctx(t, 20*time.Second), js: c.JetStream(), m: streams.New(c, 4)}
 }
 
-func (e streamEnv) ensure(t *testing.T, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, opts bus.EnsureOptions, want bus.EnsureResult) {
+func (e streamEnv) ensure(t *testing.T, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, opts streams.EnsureOptions, want streams.EnsureResult) {
 	t.Helper()
-	var got bus.EnsureResult
+	var got streams.EnsureResult
 	var err error
 	// A transient failure is retried, as the reconciler does: a stream
 	// re-created right after a delete can meet the server still removing
@@ -66,9 +69,9 @@ func TestEnsureCreatesOnceThenChangesNothing(t *testing.T) {
 	t.Parallel()
 	e := newStreamEnv(t)
 	sc, cc := workQueue()
-	e.ensure(t, sc, cc, bus.EnsureOptions{}, bus.EnsureResult{Stream: bus.Created, Consumer: bus.Created})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
 	before := consumerInfo(t, e, sc.Name, cc.Durable)
-	e.ensure(t, sc, cc, bus.EnsureOptions{}, bus.EnsureResult{Stream: bus.Unchanged, Consumer: bus.Unchanged})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Unchanged, Consumer: api.Unchanged})
 	if after := consumerInfo(t, e, sc.Name, cc.Durable); !after.Created.Equal(before.Created) {
 		t.Fatal("the consumer was re-created")
 	}
@@ -78,108 +81,96 @@ func TestEnsureRecreatesAStreamDeletedBehindItsBack(t *testing.T) {
 	t.Parallel()
 	e := newStreamEnv(t)
 	sc, cc := workQueue()
-	e.ensure(t, sc, cc, bus.EnsureOptions{}, bus.EnsureResult{Stream: bus.Created, Consumer: bus.Created})
-	must(t, e.js.DeleteStream(e.ctx, sc.Name))
-	e.ensure(t, sc, cc, bus.EnsureOptions{}, bus.EnsureResult{Stream: bus.Created, Consumer: bus.Created})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
+	testenv.Must(t, e.js.DeleteStream(e.ctx, sc.Name))
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
 }
 
 func TestEnsureCorrectsDriftInPlaceKeepingTheConsumerPosition(t *testing.T) {
 	t.Parallel()
 	e := newStreamEnv(t)
 	sc, cc := workQueue()
-	e.ensure(t, sc, cc, bus.EnsureOptions{}, bus.EnsureResult{Stream: bus.Created, Consumer: bus.Created})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
 	for range 3 {
 		_, err := e.js.Publish(e.ctx, "jobs.extract.pdf", []byte("job"))
-		must(t, err)
+		testenv.Must(t, err)
 	}
 	cons, err := e.js.Consumer(e.ctx, sc.Name, cc.Durable)
-	must(t, err)
+	testenv.Must(t, err)
 	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
-	must(t, err)
+	testenv.Must(t, err)
 	for msg := range batch.Messages() {
-		must(t, msg.DoubleAck(e.ctx))
+		testenv.Must(t, msg.DoubleAck(e.ctx))
 	}
 
 	drifted, driftedCons := sc, cc
 	drifted.MaxAge = time.Hour
 	driftedCons.MaxAckPending = 5
 	_, err = e.js.UpdateStream(e.ctx, drifted)
-	must(t, err)
+	testenv.Must(t, err)
 	_, err = e.js.UpdateConsumer(e.ctx, sc.Name, driftedCons)
-	must(t, err)
+	testenv.Must(t, err)
 
-	e.ensure(t, sc, cc, bus.EnsureOptions{}, bus.EnsureResult{Stream: bus.Updated, Consumer: bus.Updated})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Configured, Consumer: api.Configured})
 	info := consumerInfo(t, e, sc.Name, cc.Durable)
 	if info.Config.MaxAckPending != cc.MaxAckPending || info.AckFloor.Stream != 1 || info.NumPending != 2 {
 		t.Fatalf("after ensure: max ack pending %d, ack floor %d, pending %d; want %d, 1, 2",
 			info.Config.MaxAckPending, info.AckFloor.Stream, info.NumPending, cc.MaxAckPending)
 	}
-	e.ensure(t, sc, cc, bus.EnsureOptions{}, bus.EnsureResult{Stream: bus.Unchanged, Consumer: bus.Unchanged})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Unchanged, Consumer: api.Unchanged})
 }
 
 func TestEnsureReportsDriftTheServerCannotUpdate(t *testing.T) {
 	t.Parallel()
 	e := newStreamEnv(t)
 	sc, cc := workQueue()
-	e.ensure(t, sc, cc, bus.EnsureOptions{}, bus.EnsureResult{Stream: bus.Created, Consumer: bus.Created})
-	must(t, e.js.DeleteConsumer(e.ctx, sc.Name, cc.Durable))
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
+	testenv.Must(t, e.js.DeleteConsumer(e.ctx, sc.Name, cc.Durable))
 	other := cc
 	other.ReplayPolicy = jetstream.ReplayOriginalPolicy // cannot be changed in place
 	_, err := e.js.CreateConsumer(e.ctx, sc.Name, other)
-	must(t, err)
+	testenv.Must(t, err)
 
-	_, err = e.m.EnsureStreamAndConsumer(e.ctx, sc, cc, bus.EnsureOptions{})
-	var drift *bus.DriftError
+	_, err = e.m.EnsureStreamAndConsumer(e.ctx, sc, cc, streams.EnsureOptions{})
+	var drift *streams.DriftError
 	if !errors.As(err, &drift) || bus.IsTransient(err) {
 		t.Fatalf("got %v, want a permanent *DriftError", err)
 	}
 	if got := consumerInfo(t, e, sc.Name, cc.Durable).Config.ReplayPolicy; got != jetstream.ReplayOriginalPolicy {
 		t.Fatalf("the drifted consumer was changed (replay policy %s) without being asked", got)
 	}
-	e.ensure(t, sc, cc, bus.EnsureOptions{RecreateConsumer: true}, bus.EnsureResult{Stream: bus.Unchanged, Consumer: bus.Recreated})
+	e.ensure(t, sc, cc, streams.EnsureOptions{RecreateConsumer: true}, streams.EnsureResult{Stream: api.Unchanged, Consumer: api.Recreated})
 
 	memory := sc
 	memory.Name, memory.Subjects, memory.Storage = "TINYCTL_mem", []string{"jobs.mem.>"}, jetstream.MemoryStorage
 	_, err = e.js.CreateStream(e.ctx, memory)
-	must(t, err)
+	testenv.Must(t, err)
 	memory.Storage = jetstream.FileStorage
 	if _, err := e.m.EnsureStream(e.ctx, memory); !errors.As(err, &drift) || drift.Diffs[0].Field != "storage" {
 		t.Fatalf("storage drift: got %v, want a *DriftError on storage", err)
 	}
 }
 
-func TestDeleteFollowsTheDeletionPolicy(t *testing.T) {
+func TestDeleteRemovesTheStreamAndSaysWhenItWasAbsent(t *testing.T) {
 	t.Parallel()
 	e := newStreamEnv(t)
 	sc, cc := workQueue()
-	e.ensure(t, sc, cc, bus.EnsureOptions{}, bus.EnsureResult{Stream: bus.Created, Consumer: bus.Created})
-	cases := []struct {
-		policy bus.DeletionPolicy
-		want   bus.Action
-	}{
-		{bus.DeletionRetain, bus.Retained},
-		{"", bus.Retained},
-		{bus.DeletionDelete, bus.Deleted},
-		{bus.DeletionDelete, bus.Absent},
-	}
-	for _, tc := range cases {
-		if got, err := e.m.Delete(e.ctx, sc.Name, tc.policy); err != nil || got != tc.want {
-			t.Fatalf("delete with %q: got %s (%v), want %s", tc.policy, got, err, tc.want)
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
+	for _, want := range []api.Action{api.Deleted, api.Absent} {
+		if got, err := e.m.Delete(e.ctx, sc.Name); err != nil || got != want {
+			t.Fatalf("delete: got %s (%v), want %s", got, err, want)
 		}
 	}
 	if _, err := e.js.Stream(e.ctx, sc.Name); !errors.Is(err, jetstream.ErrStreamNotFound) {
 		t.Fatalf("stream still there after Delete: %v", err)
-	}
-	if _, err := e.m.Delete(e.ctx, sc.Name, "Sometimes"); err == nil {
-		t.Fatal("unknown policy accepted")
 	}
 }
 
 func consumerInfo(t *testing.T, e streamEnv, stream, name string) *jetstream.ConsumerInfo {
 	t.Helper()
 	c, err := e.js.Consumer(e.ctx, stream, name)
-	must(t, err)
+	testenv.Must(t, err)
 	info, err := c.Info(e.ctx)
-	must(t, err)
+	testenv.Must(t, err)
 	return info
 }

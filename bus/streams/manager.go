@@ -1,45 +1,51 @@
-package bus
+// Package streams ensures the JetStream work-queue stream and durable
+// consumer of each component, correcting drift in place and never losing
+// a consumer's position unless asked to.
+package streams
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/bus"
 )
 
-// Action is what an ensure or delete did to one JetStream object.
-type Action string
+// ErrDrift is what every *DriftError is.
+var ErrDrift = errors.New("config drift cannot be corrected")
 
-// Actions.
-const (
-	Created   Action = "created"
-	Updated   Action = "updated"
-	Unchanged Action = "unchanged"
-	Recreated Action = "recreated" // a consumer deleted and created again, only on request
-	Deleted   Action = "deleted"
-	Retained  Action = "retained"
-	Absent    Action = "absent" // nothing to delete
-)
+// DriftError reports a stream or consumer whose live config differs from
+// the desired one in a way the server refused to update (or, for a
+// consumer, that only deleting it would fix).
+type DriftError struct {
+	Object string // "stream/NAME" or "consumer/STREAM/NAME"
+	Diffs  []bus.ConfigDiff
+	Err    error
+}
 
-// DeletionPolicy says what deleting a component does to its stream. The
-// values are those of the component spec (api.Retain, api.Delete).
-type DeletionPolicy string
+// Error names the object, the drift and the server's refusal.
+func (e *DriftError) Error() string {
+	msg := fmt.Sprintf("bus: %s drifted and cannot be updated in place: %s", e.Object, bus.JoinDiffs(e.Diffs))
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
 
-// Deletion policies.
-const (
-	// DeletionRetain keeps the stream and its durable consumer (and so the
-	// consumer's position) when the component is deleted. It is the
-	// default.
-	DeletionRetain DeletionPolicy = "Retain"
-	// DeletionDelete deletes the stream, its messages and its consumers.
-	DeletionDelete DeletionPolicy = "Delete"
-)
+// Is makes the error match ErrDrift.
+func (e *DriftError) Is(target error) bool { return target == ErrDrift }
+
+// Unwrap returns the server's refusal.
+func (e *DriftError) Unwrap() error { return e.Err }
 
 // EnsureResult says what EnsureStreamAndConsumer did to each object.
 type EnsureResult struct {
-	Stream   Action
-	Consumer Action
+	Stream   api.Action
+	Consumer api.Action
 }
 
 // EnsureOptions tune EnsureStreamAndConsumer.
@@ -51,37 +57,36 @@ type EnsureOptions struct {
 	RecreateConsumer bool
 }
 
-// DefaultMaxInFlight bounds concurrent JetStream API calls when
-// NewStreamManager is given no bound.
+// DefaultMaxInFlight bounds concurrent JetStream API calls when New is given no bound.
 const DefaultMaxInFlight = 8
 
-// StreamManager ensures and deletes the work-queue streams and durable
+// Manager ensures and deletes the work-queue streams and durable
 // consumers of components. At most a fixed number of its JetStream API
 // calls are in flight at once, across all goroutines using it.
-type StreamManager struct {
+type Manager struct {
 	api jsAPI
 	sem chan struct{}
 }
 
-// NewStreamManager returns a StreamManager on c that allows maxInFlight
+// New returns a Manager on c that allows maxInFlight
 // concurrent JetStream API calls (DefaultMaxInFlight when <= 0).
-func NewStreamManager(c *Conn, maxInFlight int) *StreamManager {
-	return newStreamManager(connAPI{c: c}, maxInFlight)
+func New(c *bus.Conn, maxInFlight int) *Manager {
+	return newManager(connAPI{c: c}, maxInFlight)
 }
 
-func newStreamManager(api jsAPI, maxInFlight int) *StreamManager {
+func newManager(api jsAPI, maxInFlight int) *Manager {
 	if maxInFlight <= 0 {
 		maxInFlight = DefaultMaxInFlight
 	}
-	return &StreamManager{api: api, sem: make(chan struct{}, maxInFlight)}
+	return &Manager{api: api, sem: make(chan struct{}, maxInFlight)}
 }
 
 // call runs one API call once a slot is free.
-func (m *StreamManager) call(ctx context.Context, fn func(context.Context) error) error {
+func (m *Manager) call(ctx context.Context, fn func(context.Context) error) error {
 	select {
 	case m.sem <- struct{}{}:
 	case <-ctx.Done():
-		return &TransientError{Op: "wait for a jetstream api slot", Err: ctx.Err()}
+		return &bus.TransientError{Op: "wait for a jetstream api slot", Err: ctx.Err()}
 	}
 	defer func() { <-m.sem }()
 	return fn(ctx)
@@ -94,7 +99,7 @@ func (m *StreamManager) call(ctx context.Context, fn func(context.Context) error
 // *TransientError, never taken for "exists". Drift is updated in place;
 // what the server refuses to update is a *DriftError (a consumer is
 // re-created instead only with opts.RecreateConsumer).
-func (m *StreamManager) EnsureStreamAndConsumer(ctx context.Context, sc jetstream.StreamConfig,
+func (m *Manager) EnsureStreamAndConsumer(ctx context.Context, sc jetstream.StreamConfig,
 	cc jetstream.ConsumerConfig, opts EnsureOptions) (EnsureResult, error) {
 	var res EnsureResult
 	var err error
@@ -107,7 +112,7 @@ func (m *StreamManager) EnsureStreamAndConsumer(ctx context.Context, sc jetstrea
 
 // EnsureStream makes stream cfg exist as configured; see
 // EnsureStreamAndConsumer.
-func (m *StreamManager) EnsureStream(ctx context.Context, cfg jetstream.StreamConfig) (Action, error) {
+func (m *Manager) EnsureStream(ctx context.Context, cfg jetstream.StreamConfig) (api.Action, error) {
 	object := "stream/" + cfg.Name
 	var have *jetstream.StreamInfo
 	err := m.call(ctx, func(ctx context.Context) (err error) {
@@ -118,27 +123,27 @@ func (m *StreamManager) EnsureStream(ctx context.Context, cfg jetstream.StreamCo
 		if err := m.call(ctx, func(ctx context.Context) error { return m.api.CreateStream(ctx, cfg) }); err != nil {
 			return "", writeFailure("create "+object, err)
 		}
-		return Created, nil
+		return api.Created, nil
 	}
 	if err != nil {
 		return "", lookupFailure("look up "+object, err)
 	}
 	diffs := streamDiffs(cfg, have.Config)
 	if len(diffs) == 0 {
-		return Unchanged, nil
+		return api.Unchanged, nil
 	}
 	if err := m.call(ctx, func(ctx context.Context) error { return m.api.UpdateStream(ctx, cfg) }); err != nil {
-		if IsTransient(err) {
-			return "", &TransientError{Op: "update " + object, Err: err}
+		if bus.IsTransient(err) {
+			return "", &bus.TransientError{Op: "update " + object, Err: err}
 		}
 		return "", &DriftError{Object: object, Diffs: diffs, Err: err}
 	}
-	return Updated, nil
+	return api.Configured, nil
 }
 
 // EnsureConsumer makes durable consumer cfg exist on stream as
 // configured; see EnsureStreamAndConsumer.
-func (m *StreamManager) EnsureConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, opts EnsureOptions) (Action, error) {
+func (m *Manager) EnsureConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, opts EnsureOptions) (api.Action, error) {
 	name := consumerName(cfg)
 	if name == "" {
 		return "", errors.New("bus: consumer config needs a durable name")
@@ -153,21 +158,21 @@ func (m *StreamManager) EnsureConsumer(ctx context.Context, stream string, cfg j
 		if err := m.createConsumer(ctx, stream, cfg); err != nil {
 			return "", writeFailure("create "+object, err)
 		}
-		return Created, nil
+		return api.Created, nil
 	}
 	if err != nil {
 		return "", lookupFailure("look up "+object, err)
 	}
 	diffs := consumerDiffs(cfg, have.Config)
 	if len(diffs) == 0 {
-		return Unchanged, nil
+		return api.Unchanged, nil
 	}
 	err = m.call(ctx, func(ctx context.Context) error { return m.api.UpdateConsumer(ctx, stream, cfg) })
 	switch {
 	case err == nil:
-		return Updated, nil
-	case IsTransient(err):
-		return "", &TransientError{Op: "update " + object, Err: err}
+		return api.Configured, nil
+	case bus.IsTransient(err):
+		return "", &bus.TransientError{Op: "update " + object, Err: err}
 	case !opts.RecreateConsumer:
 		return "", &DriftError{Object: object, Diffs: diffs, Err: err}
 	}
@@ -175,7 +180,7 @@ func (m *StreamManager) EnsureConsumer(ctx context.Context, stream string, cfg j
 }
 
 // recreateConsumer deletes and creates a consumer; only on request.
-func (m *StreamManager) recreateConsumer(ctx context.Context, object, stream string, cfg jetstream.ConsumerConfig) (Action, error) {
+func (m *Manager) recreateConsumer(ctx context.Context, object, stream string, cfg jetstream.ConsumerConfig) (api.Action, error) {
 	err := m.call(ctx, func(ctx context.Context) error { return m.api.DeleteConsumer(ctx, stream, consumerName(cfg)) })
 	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return "", writeFailure("delete "+object, err)
@@ -183,49 +188,58 @@ func (m *StreamManager) recreateConsumer(ctx context.Context, object, stream str
 	if err := m.createConsumer(ctx, stream, cfg); err != nil {
 		return "", writeFailure("re-create "+object, err)
 	}
-	return Recreated, nil
+	return api.Recreated, nil
 }
 
-func (m *StreamManager) createConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) error {
+func (m *Manager) createConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) error {
 	return m.call(ctx, func(ctx context.Context) error { return m.api.CreateConsumer(ctx, stream, cfg) })
 }
 
-// Delete removes what policy says a deleted component leaves behind:
-// with DeletionDelete the stream (and with it its consumers), with
-// DeletionRetain (or "") nothing. It says what happened to the stream.
-func (m *StreamManager) Delete(ctx context.Context, stream string, policy DeletionPolicy) (Action, error) {
-	switch policy {
-	case DeletionRetain, "":
-		return Retained, nil
-	case DeletionDelete:
-	default:
-		return "", fmt.Errorf("bus: unknown deletion policy %q", policy)
-	}
+// Delete removes a stream, its messages and its consumers. It says
+// api.Deleted, or api.Absent when there was no such stream. Whether a
+// deleted component's stream goes is the caller's decision (its
+// deletion.stream); this never decides it.
+func (m *Manager) Delete(ctx context.Context, stream string) (api.Action, error) {
 	err := m.call(ctx, func(ctx context.Context) error { return m.api.DeleteStream(ctx, stream) })
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
-		return Absent, nil
+		return api.Absent, nil
 	case err != nil:
 		return "", writeFailure("delete stream/"+stream, err)
 	}
-	return Deleted, nil
+	return api.Deleted, nil
 }
 
-func consumerName(cfg jetstream.ConsumerConfig) string { return orDefault(cfg.Durable, cfg.Name) }
+func consumerName(cfg jetstream.ConsumerConfig) string { return cmp.Or(cfg.Durable, cfg.Name) }
+
+// Names lists the names of every stream in the connection's account (one
+// paged JetStream API call per 1024 streams). A failed listing is a
+// *bus.TransientError.
+func (m *Manager) Names(ctx context.Context) ([]string, error) {
+	var names []string
+	err := m.call(ctx, func(ctx context.Context) (err error) {
+		names, err = m.api.StreamNames(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, &bus.TransientError{Op: "list streams", Err: err}
+	}
+	return names, nil
+}
 
 // lookupFailure classifies a failed lookup that was not "not found": it is
 // transient unless permissions forbid it.
 func lookupFailure(op string, err error) error {
-	if errors.Is(err, ErrPermissionDenied) {
+	if errors.Is(err, bus.ErrPermissionDenied) {
 		return fmt.Errorf("bus: %s: %w", op, err)
 	}
-	return &TransientError{Op: op, Err: err}
+	return &bus.TransientError{Op: op, Err: err}
 }
 
 // writeFailure classifies a failed create, update or delete.
 func writeFailure(op string, err error) error {
-	if IsTransient(err) {
-		return &TransientError{Op: op, Err: err}
+	if bus.IsTransient(err) {
+		return &bus.TransientError{Op: op, Err: err}
 	}
 	return fmt.Errorf("bus: %s: %w", op, err)
 }

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
 
@@ -24,14 +24,16 @@ type guard struct {
 // permission error text, the only place the server names it.
 var publishViolation = regexp.MustCompile(`Publish to "([^"]+)"`)
 
-// guarded runs fn with a context that is cancelled, with an
+// Guarded runs fn with a context that is cancelled, with an
 // ErrPermissionDenied cause, if the server reports a publish permission
 // violation on a subject matching any of patterns (NATS wildcards allowed)
-// while fn runs. That cause is then returned instead of fn's error.
-func (c *Conn) guarded(ctx context.Context, patterns []string, fn func(context.Context) error) error {
+// while fn runs. That cause is then returned instead of fn's error. Every
+// JetStream or KV call of the bus packages runs guarded, so a missing
+// permission fails at once instead of timing out.
+func (c *Conn) Guarded(ctx context.Context, patterns []string, fn func(context.Context) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	defer c.onViolation(patterns, cancel)()
+	defer c.OnViolation(patterns, cancel)()
 	err := fn(ctx)
 	if cause := context.Cause(ctx); errors.Is(cause, ErrPermissionDenied) {
 		return cause
@@ -39,10 +41,10 @@ func (c *Conn) guarded(ctx context.Context, patterns []string, fn func(context.C
 	return err
 }
 
-// onViolation calls cancel with an ErrPermissionDenied error when the
+// OnViolation calls cancel with an ErrPermissionDenied error when the
 // server reports a publish permission violation on a subject matching any
 // of patterns, until the returned function is called.
-func (c *Conn) onViolation(patterns []string, cancel context.CancelCauseFunc) (stop func()) {
+func (c *Conn) OnViolation(patterns []string, cancel context.CancelCauseFunc) (stop func()) {
 	c.mu.Lock()
 	id := c.nextID
 	c.nextID++
@@ -70,25 +72,10 @@ func (c *Conn) onAsyncError(_ *nats.Conn, _ *nats.Subscription, err error) {
 	defer c.mu.Unlock()
 	for _, g := range c.guards {
 		for _, p := range g.patterns {
-			if subjectMatches(p, subject) {
+			if server.SubjectMatchesFilter(subject, p) {
 				g.cancel(denied)
 				break
 			}
 		}
 	}
-}
-
-// subjectMatches reports whether subject matches pattern, where "*"
-// matches one token and a final ">" one or more.
-func subjectMatches(pattern, subject string) bool {
-	pt, st := strings.Split(pattern, "."), strings.Split(subject, ".")
-	for i, p := range pt {
-		if p == ">" {
-			return len(st) > i
-		}
-		if i >= len(st) || (p != "*" && p != st[i]) {
-			return false
-		}
-	}
-	return len(pt) == len(st)
 }

@@ -1,4 +1,4 @@
-package bus
+package streams
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
@@ -67,9 +68,11 @@ func (f *fakeAPI) DeleteStream(context.Context, string) error { return nil }
 
 func (f *fakeAPI) DeleteConsumer(context.Context, string, string) error { return nil }
 
+func (f *fakeAPI) StreamNames(context.Context) ([]string, error) { return nil, nil }
+
 func TestStreamManagerBoundsAPICallsInFlight(t *testing.T) {
 	api := &fakeAPI{lookupErr: nats.ErrTimeout, hold: make(chan struct{})}
-	m := newStreamManager(api, 3)
+	m := newManager(api, 3)
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() { _, _ = m.EnsureStream(context.Background(), jetstream.StreamConfig{Name: "S"}) })
@@ -98,10 +101,10 @@ func TestEnsureTreatsAFailedLookupAsTransientNeverAsExists(t *testing.T) {
 	for name, lookupErr := range cases {
 		t.Run(name, func(t *testing.T) {
 			api := &fakeAPI{lookupErr: lookupErr}
-			m := newStreamManager(api, 1)
+			m := newManager(api, 1)
 			res, err := m.EnsureStreamAndConsumer(context.Background(),
 				jetstream.StreamConfig{Name: "S"}, jetstream.ConsumerConfig{Durable: "C"}, EnsureOptions{})
-			if !IsTransient(err) || res.Stream != "" || api.creates.Load() != 0 {
+			if !bus.IsTransient(err) || res.Stream != "" || api.creates.Load() != 0 {
 				t.Fatalf("got %+v, %v, %d creates; want a transient error and nothing created", res, err, api.creates.Load())
 			}
 		})

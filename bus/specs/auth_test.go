@@ -1,10 +1,13 @@
-package bus_test
+package specs_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
 
 	"github.com/nats-io/nkeys"
 
@@ -31,7 +34,7 @@ func TestSpecStoreWorksInEveryAuthMode(t *testing.T) {
 		"jwt": {opts: []testenv.NATSOption{testenv.WithJWT()},
 			wrong: func(t *testing.T, cfg bus.Config) bus.Config {
 				foreign, err := nkeys.CreateAccount()
-				must(t, err)
+				testenv.Must(t, err)
 				cfg.CredsFile = testenv.WriteUserCreds(t, t.TempDir(), "intruder", foreign)
 				return cfg
 			}},
@@ -48,13 +51,13 @@ func TestSpecStoreWorksInEveryAuthMode(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			s := testenv.NATS(t, tc.opts...)
-			ctx := testCtx(t, 15*time.Second)
-			cfg := configFor(s)
-			specs := openSpecs(t, connect(t, cfg, nil))
+			ctx := testenv.Ctx(t, 15*time.Second)
+			cfg := s.BusConfig()
+			specs := testenv.OpenSpecs(t, testenv.BusConnect(t, cfg, nil))
 			rev, err := specs.Create(ctx, "workers.extractor", []byte("v1"))
-			must(t, err)
+			testenv.Must(t, err)
 			_, err = specs.Update(ctx, "workers.extractor", []byte("v2"), rev)
-			must(t, err)
+			testenv.Must(t, err)
 			assertKeys(t, specs, "workers.extractor")
 			if tc.wrong == nil {
 				return
@@ -66,28 +69,28 @@ func TestSpecStoreWorksInEveryAuthMode(t *testing.T) {
 	}
 }
 
-const specWrites = "$KV." + bus.DefaultSpecBucket + ".>"
+const specWrites = "$KV." + specs.DefaultBucket + ".>"
 
 func TestUserWithoutSpecBucketPermissionGetsAClearError(t *testing.T) {
 	t.Parallel()
 	outsider := testenv.NATSUser{Name: "outsider", Password: "pw", Permissions: testenv.NATSPermissions{
-		PublishDeny: []string{specWrites, "$JS.API.*.*.KV_" + bus.DefaultSpecBucket, "$JS.API.*.*.KV_" + bus.DefaultSpecBucket + ".>"},
+		PublishDeny: []string{specWrites, "$JS.API.*.*.KV_" + specs.DefaultBucket, "$JS.API.*.*.KV_" + specs.DefaultBucket + ".>"},
 	}}
 	writerless := testenv.NATSUser{Name: "writerless", Password: "pw", Permissions: testenv.NATSPermissions{
 		PublishDeny: []string{specWrites},
 	}}
 	s := testenv.NATS(t, testenv.WithUsers(outsider, writerless))
-	ctx := testCtx(t, 15*time.Second)
-	openSpecs(t, connect(t, configFor(s), nil)) // the admin creates the bucket
+	ctx := testenv.Ctx(t, 15*time.Second)
+	testenv.OpenSpecs(t, testenv.BusConnect(t, s.BusConfig(), nil)) // the admin creates the bucket
 
-	cfg := configFor(s)
+	cfg := s.BusConfig()
 	cfg.User, cfg.Password = outsider.Name, outsider.Password
 	started := time.Now()
-	if _, err := bus.OpenSpecStore(ctx, connect(t, cfg, nil), bus.BucketConfig{}); !errors.Is(err, bus.ErrPermissionDenied) {
+	if _, err := specs.Open(ctx, testenv.BusConnect(t, cfg, nil), specs.Config{}, kv.Ensure); !errors.Is(err, bus.ErrPermissionDenied) {
 		t.Fatalf("outsider opening the spec bucket: got %v, want ErrPermissionDenied", err)
 	}
 	cfg.User, cfg.Password = writerless.Name, writerless.Password
-	specs := openSpecs(t, connect(t, cfg, nil))
+	specs := testenv.OpenSpecs(t, testenv.BusConnect(t, cfg, nil))
 	_, err := specs.Put(ctx, "workers.extractor", []byte("v1"))
 	if !errors.Is(err, bus.ErrPermissionDenied) || bus.IsTransient(err) || !strings.Contains(err.Error(), "workers.extractor") {
 		t.Fatalf("put without permission: got %v, want a permanent ErrPermissionDenied naming the key", err)
@@ -100,19 +103,19 @@ func TestUserWithoutSpecBucketPermissionGetsAClearError(t *testing.T) {
 func TestReadOnlyControllerIdentityCannotWriteSpecs(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t, testenv.WithJWT())
-	ctx := testCtx(t, 15*time.Second)
-	admin := openSpecs(t, connect(t, configFor(s), nil))
+	ctx := testenv.Ctx(t, 15*time.Second)
+	admin := testenv.OpenSpecs(t, testenv.BusConnect(t, s.BusConfig(), nil))
 	rev, err := admin.Put(ctx, "workers.extractor", []byte("v1"))
-	must(t, err)
+	testenv.Must(t, err)
 
-	cfg := configFor(s)
+	cfg := s.BusConfig()
 	cfg.CredsFile = s.IssueUserCreds(t, "controller", testenv.NATSPermissions{PublishDeny: []string{specWrites}})
-	ro := openSpecs(t, connect(t, cfg, nil))
+	ro := testenv.OpenSpecs(t, testenv.BusConnect(t, cfg, nil))
 	assertValue(t, ro, "workers.extractor", "v1", rev)
-	w, err := ro.Watch(ctx, bus.WatchOptions{})
-	must(t, err)
+	w, err := ro.Watch(ctx, kv.WatchOptions{})
+	testenv.Must(t, err)
 	defer w.Stop()
-	record(w).waitFor(t, 5*time.Second, "put workers.extractor=v1", "initial-done")
+	testenv.RecordWatch(w).WaitFor(t, 5*time.Second, "put workers.extractor=v1", "initial-done")
 
 	writes := map[string]func() error{
 		"put":      func() error { _, err := ro.Put(ctx, "workers.extractor", []byte("x")); return err },

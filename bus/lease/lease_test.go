@@ -1,4 +1,4 @@
-package bus_test
+package lease_test
 
 import (
 	"context"
@@ -8,30 +8,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinyctl/tinyctl/bus/lease"
+
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
-var fastLease = bus.LeaseOptions{TTL: 2 * time.Second, RenewInterval: 500 * time.Millisecond}
+var fastLease = lease.Options{TTL: 2 * time.Second, RenewInterval: 500 * time.Millisecond}
 
-func openLeases(t *testing.T, s *testenv.NATSServer) *bus.LeaseStore {
+func openLeases(t *testing.T, s *testenv.NATSServer) *lease.Store {
 	t.Helper()
-	store, err := bus.OpenLeaseStore(testCtx(t, 10*time.Second), connect(t, configFor(s), nil), bus.LeaseConfig{})
-	must(t, err)
+	store, err := lease.Open(testenv.Ctx(t, 10*time.Second), testenv.BusConnect(t, s.BusConfig(), nil), lease.Config{})
+	testenv.Must(t, err)
 	return store
 }
 
 func TestLeaseOneContenderWinsAndTheOtherTakesOverWhenRenewalsStop(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t)
-	ctx := testCtx(t, 30*time.Second)
-	stores := []*bus.LeaseStore{openLeases(t, s), openLeases(t, s)}
+	ctx := testenv.Ctx(t, 30*time.Second)
+	stores := []*lease.Store{openLeases(t, s), openLeases(t, s)}
 	holderCtx, stopRenewing := context.WithCancel(ctx)
 	defer stopRenewing()
 
-	leases := make([]*bus.Lease, 2)
+	leases := make([]*lease.Lease, 2)
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for i, name := range []string{"a", "b"} {
@@ -46,7 +47,7 @@ func TestLeaseOneContenderWinsAndTheOtherTakesOverWhenRenewalsStop(t *testing.T)
 	if errs[0] != nil {
 		winner, loser = 1, 0
 	}
-	if errs[winner] != nil || !errors.Is(errs[loser], bus.ErrLeaseHeld) {
+	if errs[winner] != nil || !errors.Is(errs[loser], lease.ErrHeld) {
 		t.Fatalf("want exactly one winner and ErrLeaseHeld for the other, got %v / %v", errs[0], errs[1])
 	}
 	holder := leases[winner]
@@ -59,11 +60,11 @@ func TestLeaseOneContenderWinsAndTheOtherTakesOverWhenRenewalsStop(t *testing.T)
 		}
 		return nil
 	})
-	if _, err := stores[loser].Acquire(ctx, "east", "other", fastLease); !errors.Is(err, bus.ErrLeaseHeld) {
+	if _, err := stores[loser].Acquire(ctx, "east", "other", fastLease); !errors.Is(err, lease.ErrHeld) {
 		t.Fatalf("lease renewed for %s is free to others: %v", 5*fastLease.RenewInterval, err)
 	}
 
-	campaign := make(chan *bus.Lease, 1)
+	campaign := make(chan *lease.Lease, 1)
 	go func() {
 		l, err := stores[loser].Campaign(ctx, "east", "contender", fastLease)
 		if err != nil {
@@ -90,30 +91,30 @@ func TestLeaseOneContenderWinsAndTheOtherTakesOverWhenRenewalsStop(t *testing.T)
 	if !lostAt.Before(acquiredAt) || holder.Valid() {
 		t.Fatal("the old holder did not consider its lease lost before the takeover")
 	}
-	must(t, taken.Release(ctx))
+	testenv.Must(t, taken.Release(ctx))
 }
 
 // renewalTime is the server's timestamp of a lease revision.
 func renewalTime(t *testing.T, s *testenv.NATSServer, name string, rev uint64) time.Time {
 	t.Helper()
-	ctx := testCtx(t, 5*time.Second)
+	ctx := testenv.Ctx(t, 5*time.Second)
 	js, err := jetstream.New(s.Connect(t))
-	must(t, err)
-	kv, err := js.KeyValue(ctx, bus.DefaultLeaseBucket)
-	must(t, err)
+	testenv.Must(t, err)
+	kv, err := js.KeyValue(ctx, lease.DefaultBucket)
+	testenv.Must(t, err)
 	e, err := kv.GetRevision(ctx, name, rev)
-	must(t, err)
+	testenv.Must(t, err)
 	return e.Created()
 }
 
 func TestLeaseHolderFencesItselfBeforeTheServerExpiresIt(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t)
-	ctx := testCtx(t, 20*time.Second)
-	lease, err := openLeases(t, s).Acquire(ctx, "east", "a", fastLease)
-	must(t, err)
+	ctx := testenv.Ctx(t, 20*time.Second)
+	l, err := openLeases(t, s).Acquire(ctx, "east", "a", fastLease)
+	testenv.Must(t, err)
 	testenv.Eventually(t, 5*time.Second, func() error {
-		if !lease.Valid() {
+		if !l.Valid() {
 			return errors.New("lease not valid")
 		}
 		return nil
@@ -122,7 +123,7 @@ func TestLeaseHolderFencesItselfBeforeTheServerExpiresIt(t *testing.T) {
 	cut := time.Now()
 	s.Shutdown() // renewals fail from now on
 	select {
-	case <-lease.Lost():
+	case <-l.Lost():
 	case <-ctx.Done():
 		t.Fatal("lease never lost while cut off")
 	}
@@ -130,7 +131,7 @@ func TestLeaseHolderFencesItselfBeforeTheServerExpiresIt(t *testing.T) {
 	if lost := time.Since(cut); lost > fastLease.TTL-margin+100*time.Millisecond {
 		t.Fatalf("holder noticed the loss %s after being cut off, want before ttl - margin = %s", lost, fastLease.TTL-margin)
 	}
-	if err := lease.Err(); !errors.Is(err, bus.ErrLeaseLost) {
+	if err := l.Err(); !errors.Is(err, lease.ErrLost) {
 		t.Fatalf("lease error %v, want ErrLeaseLost", err)
 	}
 }
@@ -138,28 +139,28 @@ func TestLeaseHolderFencesItselfBeforeTheServerExpiresIt(t *testing.T) {
 func TestLeaseReleaseFreesItAtOnce(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t)
-	ctx := testCtx(t, 10*time.Second)
+	ctx := testenv.Ctx(t, 10*time.Second)
 	store := openLeases(t, s)
-	lease, err := store.Acquire(ctx, "east", "a", fastLease)
-	must(t, err)
-	must(t, lease.Release(ctx))
-	if lease.Valid() || !errors.Is(lease.Err(), bus.ErrLeaseLost) {
+	l, err := store.Acquire(ctx, "east", "a", fastLease)
+	testenv.Must(t, err)
+	testenv.Must(t, l.Release(ctx))
+	if l.Valid() || !errors.Is(l.Err(), lease.ErrLost) {
 		t.Fatal("released lease still valid")
 	}
 	next, err := store.Acquire(ctx, "east", "b", fastLease)
-	must(t, err)
-	must(t, next.Release(ctx))
+	testenv.Must(t, err)
+	testenv.Must(t, next.Release(ctx))
 }
 
 func TestLeaseOptionsMustLetRenewalsFitInTheTTL(t *testing.T) {
 	t.Parallel()
 	s := testenv.NATS(t)
 	store := openLeases(t, s)
-	for name, opts := range map[string]bus.LeaseOptions{
+	for name, opts := range map[string]lease.Options{
 		"ttl under a second":               {TTL: 500 * time.Millisecond},
 		"renewal slower than ttl - margin": {TTL: 2 * time.Second, RenewInterval: 1800 * time.Millisecond},
 	} {
-		if _, err := store.Acquire(testCtx(t, 5*time.Second), "east", "a", opts); err == nil {
+		if _, err := store.Acquire(testenv.Ctx(t, 5*time.Second), "east", "a", opts); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

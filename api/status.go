@@ -1,0 +1,108 @@
+package api
+
+import (
+	"slices"
+	"time"
+)
+
+// Status is what one cluster's controller last observed about one
+// component: the model of a record in the status bucket, shared by the
+// controller that writes it and every reader (the CLI, the public client,
+// a hub). Its JSON form is documented in docs/status.md; readers ignore
+// fields they do not know, so fields may be added.
+type Status struct {
+	// Component is the spec key, "<namespace>.<name>".
+	Component string `json:"component"`
+	// Cluster is the reporting cluster's name (one NATS subject token).
+	Cluster string `json:"cluster"`
+	// ObservedRevision is the spec revision this status describes.
+	ObservedRevision uint64      `json:"observedRevision"`
+	Conditions       []Condition `json:"conditions,omitempty"`
+	Children         []Child     `json:"children,omitempty"`
+	// Error is the last reconcile error, empty when it succeeded.
+	Error     string    `json:"error,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Condition is one aspect of a component's state, Kubernetes style.
+type Condition struct {
+	Type               string          `json:"type"`
+	Status             ConditionStatus `json:"status"`
+	Reason             string          `json:"reason,omitempty"`
+	Message            string          `json:"message,omitempty"`
+	LastTransitionTime time.Time       `json:"lastTransitionTime"`
+}
+
+// ConditionStatus is True, False or Unknown.
+type ConditionStatus string
+
+// Condition statuses.
+const (
+	ConditionTrue    ConditionStatus = "True"
+	ConditionFalse   ConditionStatus = "False"
+	ConditionUnknown ConditionStatus = "Unknown"
+)
+
+// Condition types the controller writes.
+const (
+	// ConditionReady is True when every child is applied at the observed
+	// revision.
+	ConditionReady = "Ready"
+	// ConditionStalled is True when retrying cannot help: the controller
+	// waits for a new revision.
+	ConditionStalled = "Stalled"
+	// ConditionOrphaned is True when children exist but the spec bucket
+	// holds neither a value nor a delete marker for the key.
+	ConditionOrphaned = "Orphaned"
+)
+
+// Child is an object derived from a component: a Kubernetes object, or a
+// JetStream stream or consumer (Namespace empty).
+type Child struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	Hash      string `json:"hash,omitempty"`
+}
+
+// Kinds of the JetStream children in Status.Children.
+const (
+	KindStream   = "Stream"
+	KindConsumer = "Consumer"
+)
+
+// Condition returns the condition of type typ, if s has one.
+func (s Status) Condition(typ string) (Condition, bool) {
+	i := slices.IndexFunc(s.Conditions, func(c Condition) bool { return c.Type == typ })
+	if i < 0 {
+		return Condition{}, false
+	}
+	return s.Conditions[i], true
+}
+
+// IsTrue reports whether s has condition typ with status True.
+func (s Status) IsTrue(typ string) bool {
+	c, ok := s.Condition(typ)
+	return ok && c.Status == ConditionTrue
+}
+
+// ChildOfKind returns the first child of kind, if s lists one.
+func (s Status) ChildOfKind(kind string) (Child, bool) {
+	i := slices.IndexFunc(s.Children, func(c Child) bool { return c.Kind == kind })
+	if i < 0 {
+		return Child{}, false
+	}
+	return s.Children[i], true
+}
+
+// SameAs reports whether s and o say the same thing: every field but
+// UpdatedAt is equal (conditions compared with their transition times).
+func (s Status) SameAs(o Status) bool {
+	return s.Component == o.Component && s.Cluster == o.Cluster &&
+		s.ObservedRevision == o.ObservedRevision && s.Error == o.Error &&
+		slices.EqualFunc(s.Conditions, o.Conditions, func(x, y Condition) bool {
+			return x.Type == y.Type && x.Status == y.Status && x.Reason == y.Reason &&
+				x.Message == y.Message && x.LastTransitionTime.Equal(y.LastTransitionTime)
+		}) &&
+		slices.Equal(s.Children, o.Children)
+}

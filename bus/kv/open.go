@@ -1,0 +1,174 @@
+package kv
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/tinyctl/tinyctl/bus"
+)
+
+// ErrBucketConfig is what every *BucketConfigError is.
+var ErrBucketConfig = errors.New("bucket exists with other settings")
+
+// BucketConfigError reports a KV bucket that exists with settings other
+// than the configured ones. The bucket is left as it is.
+type BucketConfigError struct {
+	Bucket string
+	Diffs  []bus.ConfigDiff
+}
+
+// Error names the bucket and every differing setting.
+func (e *BucketConfigError) Error() string {
+	return fmt.Sprintf("bus: bucket %s exists with other settings: %s", e.Bucket, bus.JoinDiffs(e.Diffs))
+}
+
+// Is makes the error match ErrBucketConfig.
+func (e *BucketConfigError) Is(target error) bool { return target == ErrBucketConfig }
+
+// Config are the settings of a bucket. Zero History and Replicas mean 1;
+// zero Storage means file storage.
+type Config struct {
+	Bucket   string
+	History  uint8
+	Replicas int
+	Storage  jetstream.StorageType
+	// LimitMarkerTTL enables per-message TTLs and keeps the marker the
+	// server writes when one expires for this long (0: TTLs disabled).
+	LimitMarkerTTL time.Duration
+}
+
+func (c Config) jetstream() jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket: c.Bucket, History: cmp.Or(c.History, 1), Replicas: cmp.Or(c.Replicas, 1),
+		Storage: c.Storage, LimitMarkerTTL: c.LimitMarkerTTL,
+	}
+}
+
+// Mode says how Open treats a bucket that exists or does not.
+type Mode int
+
+// Modes of Open.
+const (
+	// Ensure creates a missing bucket with the Config and refuses one that
+	// exists with other settings (*BucketConfigError): a controller must
+	// not run on a bucket it does not understand.
+	Ensure Mode = iota
+	// Adopt creates a missing bucket with the Config and uses an existing
+	// one with whatever settings it has (a publisher writing to a bucket
+	// someone else made).
+	Adopt
+	// Existing uses an existing bucket as it is and returns ErrNotFound
+	// for a missing one: reading never creates a bucket.
+	Existing
+)
+
+// Bucket is an open KV bucket: the jetstream.KeyValue API with every call
+// guarded against permission violations and its errors classified, plus
+// what the stores need beyond it (raw latest reads that see markers,
+// revision-checked writes with a per-message TTL). It is safe for
+// concurrent use.
+type Bucket struct {
+	c      *bus.Conn
+	name   string
+	cfg    Config
+	kv     jetstream.KeyValue
+	stream jetstream.Stream
+}
+
+// Open binds to the bucket cfg names, as mode says. Permission and
+// connection failures are classified as the bus package does.
+func Open(ctx context.Context, c *bus.Conn, cfg Config, mode Mode) (*Bucket, error) {
+	b := &Bucket{c: c, name: cfg.Bucket}
+	err := c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
+		kv, err := b.bind(ctx, cfg, mode)
+		if err != nil {
+			return err
+		}
+		b.kv = kv
+		if b.cfg, err = liveConfig(ctx, kv); err != nil {
+			return err
+		}
+		if mode == Ensure {
+			if err := check(cfg, b.cfg); err != nil {
+				return err
+			}
+		}
+		b.stream, err = c.JetStream().Stream(ctx, "KV_"+cfg.Bucket)
+		return err
+	})
+	var cfgErr *BucketConfigError
+	if errors.As(err, &cfgErr) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, bus.Classify("open bucket "+cfg.Bucket, err)
+	}
+	return b, nil
+}
+
+// bind finds the bucket, creating it when mode allows.
+func (b *Bucket) bind(ctx context.Context, cfg Config, mode Mode) (jetstream.KeyValue, error) {
+	js := b.c.JetStream()
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if !errors.Is(err, jetstream.ErrBucketNotFound) || mode == Existing {
+		return kv, err
+	}
+	kv, err = js.CreateKeyValue(ctx, cfg.jetstream())
+	if errors.Is(err, jetstream.ErrBucketExists) { // lost a creation race
+		kv, err = js.KeyValue(ctx, cfg.Bucket)
+	}
+	return kv, err
+}
+
+// liveConfig reads the settings the bucket has.
+func liveConfig(ctx context.Context, kv jetstream.KeyValue) (Config, error) {
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return Config{}, err
+	}
+	h := st.Config()
+	return Config{Bucket: h.Bucket, History: h.History, Replicas: h.Replicas, Storage: h.Storage,
+		LimitMarkerTTL: h.LimitMarkerTTL}, nil
+}
+
+// check compares the live settings with the ones asked for.
+func check(want, have Config) error {
+	var diffs []bus.ConfigDiff
+	add := func(field string, w, h any) {
+		if fmt.Sprint(w) != fmt.Sprint(h) {
+			diffs = append(diffs, bus.ConfigDiff{Field: field, Want: fmt.Sprint(w), Have: fmt.Sprint(h)})
+		}
+	}
+	w := want.jetstream()
+	add("history", w.History, max(have.History, 1))
+	add("replicas", w.Replicas, max(have.Replicas, 1))
+	add("storage", w.Storage, have.Storage)
+	add("limitMarkerTTL", w.LimitMarkerTTL, have.LimitMarkerTTL)
+	if diffs != nil {
+		return &BucketConfigError{Bucket: want.Bucket, Diffs: diffs}
+	}
+	return nil
+}
+
+// Name returns the bucket's name.
+func (b *Bucket) Name() string { return b.name }
+
+// Config returns the bucket's settings as the server holds them.
+func (b *Bucket) Config() Config { return b.cfg }
+
+func (b *Bucket) subject(key string) string { return "$KV." + b.name + "." + key }
+
+// apiPatterns match the JetStream API subjects that operations on the
+// bucket publish to (info, direct get, consumer create).
+func (b *Bucket) apiPatterns() []string {
+	s := "KV_" + b.name
+	return []string{"$JS.API.*.*." + s, "$JS.API.*.*." + s + ".>"}
+}
+
+// writePatterns match the subjects a write to key publishes to.
+func (b *Bucket) writePatterns(key string) []string { return []string{b.subject(key)} }

@@ -1,0 +1,133 @@
+package kv
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/tinyctl/tinyctl/bus"
+)
+
+// Latest returns the newest revision of key, markers included. It returns
+// bus.ErrNotFound when the key has no revision at all.
+func (b *Bucket) Latest(ctx context.Context, key string) (Entry, error) {
+	var e Entry
+	err := b.c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
+		m, err := b.stream.GetLastMsgForSubject(ctx, b.subject(key))
+		if err != nil {
+			return err
+		}
+		e = Entry{Key: key, Value: m.Data, Revision: m.Sequence, Created: m.Time, Op: opFromHeader(m.Header)}
+		return nil
+	})
+	return e, bus.Classify("get "+key, err)
+}
+
+// Get returns the latest value of key. A key that was never written, or
+// whose latest revision is a delete or purge marker, returns
+// bus.ErrNotFound.
+func (b *Bucket) Get(ctx context.Context, key string) (Entry, error) {
+	e, err := b.Latest(ctx, key)
+	if err == nil && e.Op != OpPut {
+		return Entry{}, bus.Classify("get "+key, jetstream.ErrKeyDeleted)
+	}
+	return e, err
+}
+
+// GetRevision returns revision rev of key. A revision that does not
+// exist, belongs to another key or is a marker returns bus.ErrNotFound.
+func (b *Bucket) GetRevision(ctx context.Context, key string, rev uint64) (Entry, error) {
+	var e Entry
+	err := b.c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
+		kve, err := b.kv.GetRevision(ctx, key, rev)
+		if err == nil {
+			e = entryFromKV(kve)
+		}
+		return err
+	})
+	return e, bus.Classify("get "+key+" revision", err)
+}
+
+// History returns the kept revisions of key, oldest first, markers
+// included. A key with no revisions returns bus.ErrNotFound.
+func (b *Bucket) History(ctx context.Context, key string) ([]Entry, error) {
+	var out []Entry
+	err := b.c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
+		h, err := b.kv.History(ctx, key)
+		for _, e := range h {
+			out = append(out, entryFromKV(e))
+		}
+		return err
+	})
+	return out, bus.Classify("history "+key, err)
+}
+
+// List returns the latest revision of every key matching filters (NATS
+// wildcards; none means every key) that is not deleted, sorted by key. An
+// empty bucket returns no entries and no error.
+func (b *Bucket) List(ctx context.Context, filters ...string) ([]Entry, error) {
+	var out []Entry
+	err := b.c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
+		if len(filters) == 0 {
+			filters = []string{">"}
+		}
+		w, err := b.kv.WatchFiltered(ctx, slices.Clone(filters), jetstream.IgnoreDeletes())
+		if err != nil {
+			return err
+		}
+		defer func() { _ = w.Stop() }()
+		out, err = collectInitial(ctx, w)
+		return err
+	})
+	if err != nil {
+		return nil, bus.Classify("list "+b.name, err)
+	}
+	slices.SortFunc(out, func(x, y Entry) int { return strings.Compare(x.Key, y.Key) })
+	return out, nil
+}
+
+// collectInitial reads a watcher's entries up to its initial-values marker.
+func collectInitial(ctx context.Context, w jetstream.KeyWatcher) ([]Entry, error) {
+	var out []Entry
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, errors.New("watcher closed before its initial values")
+			}
+			if e == nil {
+				return out, nil
+			}
+			out = append(out, entryFromKV(e))
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Info identifies one incarnation of a bucket: a bucket deleted and
+// created again under the same name has a new Created time, and its
+// revisions start again from 1.
+type Info struct {
+	Created      time.Time
+	LastRevision uint64
+}
+
+// Info returns the bucket's creation time and latest revision (the
+// sequence of its last write, whatever the key). An empty bucket has
+// LastRevision 0.
+func (b *Bucket) Info(ctx context.Context) (Info, error) {
+	var info *jetstream.StreamInfo
+	err := b.c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) (err error) {
+		info, err = b.stream.Info(ctx)
+		return err
+	})
+	if err != nil {
+		return Info{}, bus.Classify("bucket "+b.name+" info", err)
+	}
+	return Info{Created: info.Created, LastRevision: info.State.LastSeq}, nil
+}

@@ -1,0 +1,179 @@
+package status
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// heartbeatMarkerTTL is how long the server keeps the marker it writes
+// when a heartbeat expires, so watchers of the heartbeat bucket see it.
+const heartbeatMarkerTTL = time.Minute
+
+// Heartbeat is a cluster controller's sign of life, stored as JSON under
+// the cluster's name in the heartbeat bucket. The server removes it TTL
+// after it was written; readers also judge it by time (Stale). It carries
+// the cluster's identity (name and labels, which placement matches) and
+// the settings its controller renders with, so that `tinyctl diff` and
+// `tinyctl render` show what that cluster would really apply.
+type Heartbeat struct {
+	Cluster    string            `json:"cluster"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	Controller string            `json:"controller,omitempty"`
+	TTLSeconds int64             `json:"ttlSeconds"`
+	SentAt     time.Time         `json:"sentAt"`
+	// Settings are the controller's render settings, nil from controllers
+	// that predate them.
+	Settings *render.Cluster `json:"settings,omitempty"`
+}
+
+// TTL is how long the heartbeat counts as live after it was written.
+func (h Heartbeat) TTL() time.Duration { return time.Duration(h.TTLSeconds) * time.Second }
+
+// HeartbeatRecord is a Heartbeat as read back, with the server's time of
+// the write.
+type HeartbeatRecord struct {
+	Heartbeat
+	Revision uint64
+	Received time.Time
+}
+
+// Stale reports whether a cluster whose latest heartbeat is hb (nil: none)
+// must be treated as not live at time now: no heartbeat, or one older
+// than its TTL. It compares the server's write time with now, so it
+// assumes the reader's clock is close to the server's (see
+// docs/status.md); the server's own expiry of the record needs no clock
+// agreement and makes hb nil soon after.
+func Stale(hb *HeartbeatRecord, now time.Time) bool {
+	return hb == nil || now.Sub(hb.Received) > hb.TTL()
+}
+
+func heartbeatBucketConfig(cfg Config) kv.Config {
+	return kv.Config{
+		Bucket:         cmp.Or(cfg.HeartbeatBucket, DefaultHeartbeatBucket),
+		Replicas:       cfg.Replicas,
+		Storage:        cfg.Storage,
+		LimitMarkerTTL: heartbeatMarkerTTL,
+	}
+}
+
+// wholeSeconds returns ttl truncated to whole seconds, the server's
+// resolution for message TTLs; less than one second is an error.
+func wholeSeconds(ttl time.Duration) (time.Duration, error) {
+	if ttl < time.Second {
+		return 0, fmt.Errorf("bus: ttl %s is under the server's minimum of 1s", ttl)
+	}
+	return ttl.Truncate(time.Second), nil
+}
+
+// Beat writes hb as its cluster's heartbeat, which the server removes
+// after ttl (whole seconds, at least 1s). SentAt and TTLSeconds are set
+// here. It returns the heartbeat's revision.
+func (s *Store) Beat(ctx context.Context, hb Heartbeat, ttl time.Duration) (uint64, error) {
+	if s.heartbeats == nil {
+		return 0, fmt.Errorf("bus: heartbeat of %s: bucket %s: %w", hb.Cluster, DefaultHeartbeatBucket, bus.ErrNotFound)
+	}
+	if !validToken(hb.Cluster) {
+		return 0, fmt.Errorf("bus: cluster name %q is not a single subject token", hb.Cluster)
+	}
+	ttl, err := wholeSeconds(ttl)
+	if err != nil {
+		return 0, err
+	}
+	hb.TTLSeconds, hb.SentAt = int64(ttl/time.Second), s.now().UTC()
+	data, err := json.Marshal(hb)
+	if err != nil {
+		return 0, fmt.Errorf("bus: encode heartbeat: %w", err)
+	}
+	return s.heartbeats.Write(ctx, hb.Cluster, data, kv.OpPut, nil, ttl)
+}
+
+// Heartbeat returns the latest heartbeat of cluster, or bus.ErrNotFound
+// when it has none or it has expired on the server.
+func (s *Store) Heartbeat(ctx context.Context, cluster string) (HeartbeatRecord, error) {
+	if s.heartbeats == nil {
+		return HeartbeatRecord{}, fmt.Errorf("bus: heartbeat of %s: %w", cluster, bus.ErrNotFound)
+	}
+	e, err := s.heartbeats.Get(ctx, cluster)
+	if err != nil {
+		return HeartbeatRecord{}, err
+	}
+	return decodeHeartbeat(e)
+}
+
+// Heartbeats returns the heartbeats the server still holds, by cluster. A
+// heartbeat that does not decode is left out: its cluster reads as stale.
+func (s *Store) Heartbeats(ctx context.Context) (map[string]HeartbeatRecord, error) {
+	if s.heartbeats == nil {
+		return map[string]HeartbeatRecord{}, nil
+	}
+	entries, err := s.heartbeats.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]HeartbeatRecord, len(entries))
+	for _, e := range entries {
+		if hb, err := decodeHeartbeat(e); err == nil {
+			out[e.Key] = hb
+		}
+	}
+	return out, nil
+}
+
+func decodeHeartbeat(e kv.Entry) (HeartbeatRecord, error) {
+	var hb Heartbeat
+	if err := json.Unmarshal(e.Value, &hb); err != nil {
+		return HeartbeatRecord{}, fmt.Errorf("bus: decode heartbeat %s: %w", e.Key, err)
+	}
+	return HeartbeatRecord{Heartbeat: hb, Revision: e.Revision, Received: e.Created}, nil
+}
+
+func isNotFound(err error) bool { return errors.Is(err, bus.ErrNotFound) }
+
+// HeartbeatOptions configure RunHeartbeat.
+type HeartbeatOptions struct {
+	// Heartbeat is what every beat says (SentAt and TTLSeconds are set
+	// per beat).
+	Heartbeat Heartbeat
+	// Interval between beats; it must be shorter than TTL (a third of it
+	// is a good choice).
+	Interval time.Duration
+	TTL      time.Duration
+	// OnError, if set, receives each failed beat; beating goes on.
+	OnError func(error)
+}
+
+// RunHeartbeat beats at once and then every Interval until ctx is done,
+// and returns ctx's error. A failed beat is reported to OnError and the
+// next one is tried on schedule. Invalid options return an error at once.
+func (s *Store) RunHeartbeat(ctx context.Context, opts HeartbeatOptions) error {
+	if opts.Interval <= 0 || opts.Interval >= opts.TTL {
+		return fmt.Errorf("bus: heartbeat interval %s must be positive and under the ttl %s", opts.Interval, opts.TTL)
+	}
+	if _, err := wholeSeconds(opts.TTL); err != nil {
+		return err
+	}
+	if !validToken(opts.Heartbeat.Cluster) {
+		return fmt.Errorf("bus: cluster name %q is not a single subject token", opts.Heartbeat.Cluster)
+	}
+	tick := time.NewTicker(opts.Interval)
+	defer tick.Stop()
+	for {
+		_, err := s.Beat(ctx, opts.Heartbeat, opts.TTL)
+		if err != nil && ctx.Err() == nil && opts.OnError != nil {
+			opts.OnError(err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,208 @@
+// Package status keeps what each cluster's controller reports: one status
+// record per component per cluster (api.Status) in the status bucket, and
+// one heartbeat per cluster, with a per-message TTL, in the heartbeat
+// bucket, so that a reader can tell a live status from one left behind by
+// a controller that stopped. The formats are documented in docs/status.md.
+package status
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+)
+
+// Bucket defaults.
+const (
+	DefaultBucket          = "tinyctl-status"
+	DefaultHeartbeatBucket = "tinyctl-heartbeats"
+)
+
+// Record is a status as read back: its KV revision and whether its
+// cluster's heartbeat has expired (Stale), in which case the status may no
+// longer be true. A record whose value does not decode has Err set and
+// only Component and Cluster (from its key) filled in: one malformed
+// record never hides the others.
+type Record struct {
+	api.Status
+	Revision  uint64
+	Heartbeat *HeartbeatRecord // nil when the cluster has no heartbeat
+	Stale     bool
+	Err       error
+}
+
+// Config configures a Store. Zero fields take defaults.
+type Config struct {
+	Bucket          string
+	HeartbeatBucket string
+	Replicas        int
+	Storage         jetstream.StorageType
+	// Now is the clock staleness is judged by (default time.Now).
+	Now func() time.Time
+}
+
+// Store keeps status records per component per cluster, and per cluster
+// heartbeats. It is safe for concurrent use.
+type Store struct {
+	status     *kv.Bucket
+	heartbeats *kv.Bucket // nil: opened kv.Existing and there is none
+	now        func() time.Time
+}
+
+// Open binds to the status and heartbeat buckets as mode says (see
+// kv.Mode). With kv.Ensure a bucket with other settings returns a
+// *kv.BucketConfigError.
+func Open(ctx context.Context, c *bus.Conn, cfg Config, mode kv.Mode) (*Store, error) {
+	status, err := kv.Open(ctx, c, kv.Config{
+		Bucket: cmp.Or(cfg.Bucket, DefaultBucket), Replicas: cfg.Replicas, Storage: cfg.Storage,
+	}, mode)
+	if err != nil {
+		return nil, err
+	}
+	heartbeats, err := kv.Open(ctx, c, heartbeatBucketConfig(cfg), mode)
+	if err != nil && !(mode == kv.Existing && isNotFound(err)) {
+		return nil, err // a reader without the heartbeat bucket sees every cluster stale
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{status: status, heartbeats: heartbeats, now: now}, nil
+}
+
+// Key is the status bucket key of a component in a cluster:
+// "<namespace>.<name>.<cluster>".
+func Key(component, cluster string) string { return component + "." + cluster }
+
+// validateKey checks that component is "<namespace>.<name>" and cluster
+// one token, so that keys stay parseable.
+func validateKey(component, cluster string) error {
+	parts := strings.Split(component, ".")
+	if len(parts) != 2 || !validToken(parts[0]) || !validToken(parts[1]) {
+		return fmt.Errorf("bus: status component %q is not <namespace>.<name>", component)
+	}
+	if !validToken(cluster) {
+		return fmt.Errorf("bus: cluster name %q is not a single subject token", cluster)
+	}
+	return nil
+}
+
+func validToken(s string) bool {
+	return s != "" && !strings.ContainsAny(s, ".*> \t\r\n")
+}
+
+// Put stores st under Key(st.Component, st.Cluster), stamping UpdatedAt
+// with the store's clock when it is zero. It returns the new revision.
+func (s *Store) Put(ctx context.Context, st api.Status) (uint64, error) {
+	if err := validateKey(st.Component, st.Cluster); err != nil {
+		return 0, err
+	}
+	if st.UpdatedAt.IsZero() {
+		st.UpdatedAt = s.now().UTC()
+	}
+	data, err := json.Marshal(st)
+	if err != nil {
+		return 0, fmt.Errorf("bus: encode status: %w", err)
+	}
+	return s.status.Put(ctx, Key(st.Component, st.Cluster), data)
+}
+
+// Delete removes the status of a component in a cluster (a delete marker).
+func (s *Store) Delete(ctx context.Context, component, cluster string) error {
+	return s.status.Delete(ctx, Key(component, cluster), 0)
+}
+
+// Get returns the status of a component in a cluster, marked stale when
+// the cluster's heartbeat has expired. A missing record returns
+// bus.ErrNotFound.
+func (s *Store) Get(ctx context.Context, component, cluster string) (Record, error) {
+	e, err := s.status.Get(ctx, Key(component, cluster))
+	if err != nil {
+		return Record{}, err
+	}
+	hb, err := s.Heartbeat(ctx, cluster)
+	if err != nil && !isNotFound(err) {
+		return Record{}, err
+	}
+	var hbp *HeartbeatRecord
+	if err == nil {
+		hbp = &hb
+	}
+	return s.record(e, hbp), nil
+}
+
+// List returns every status record, sorted by key, each marked stale or
+// not by its cluster's heartbeat.
+func (s *Store) List(ctx context.Context) ([]Record, error) { return s.list(ctx, ">") }
+
+// ListCluster returns the status records one cluster wrote: what its
+// controller reads at startup, whatever other clusters have written.
+func (s *Store) ListCluster(ctx context.Context, cluster string) ([]Record, error) {
+	if !validToken(cluster) {
+		return nil, fmt.Errorf("bus: cluster name %q is not a single subject token", cluster)
+	}
+	return s.list(ctx, "*.*."+cluster)
+}
+
+func (s *Store) list(ctx context.Context, filter string) ([]Record, error) {
+	entries, err := s.status.List(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	beats, err := s.Heartbeats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Record, 0, len(entries))
+	for _, e := range entries {
+		r := s.record(e, nil)
+		if hb, ok := beats[r.Cluster]; ok {
+			r = s.record(e, &hb)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Watch streams the status bucket's changes (see kv.Watcher); decode
+// entries with Decode.
+func (s *Store) Watch(ctx context.Context, opts kv.WatchOptions) (*kv.Watcher, error) {
+	return s.status.Watch(ctx, opts)
+}
+
+// Decode decodes the value of a status entry.
+func Decode(e kv.Entry) (api.Status, error) {
+	var st api.Status
+	if err := json.Unmarshal(e.Value, &st); err != nil {
+		return api.Status{}, fmt.Errorf("bus: decode status %s at revision %d: %w", e.Key, e.Revision, err)
+	}
+	return st, nil
+}
+
+// record decodes e into a Record judged by hb; a value that does not
+// decode gives a Record with Err set, named from its key.
+func (s *Store) record(e kv.Entry, hb *HeartbeatRecord) Record {
+	st, err := Decode(e)
+	if err != nil {
+		st = statusFromKey(e.Key)
+	}
+	return Record{Status: st, Revision: e.Revision, Heartbeat: hb, Stale: Stale(hb, s.now()), Err: err}
+}
+
+// statusFromKey fills Component and Cluster from a key
+// "<namespace>.<name>.<cluster>".
+func statusFromKey(key string) api.Status {
+	i := strings.LastIndexByte(key, '.')
+	if i < 0 {
+		return api.Status{Component: key}
+	}
+	return api.Status{Component: key[:i], Cluster: key[i+1:]}
+}
