@@ -1,17 +1,20 @@
-package api
+package api_test
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/tinyctl/tinyctl/api"
 )
 
 func TestDeepCopySharesNothing(t *testing.T) {
-	orig := validComponent()
+	orig := fullComponent()
 	orig.Spec.Command = []string{"/worker"}
 	orig.Spec.Args = []string{"--x"}
-	orig.Spec.Scaling, orig.Spec.Replicas = nil, ptr(int32(2))
+	orig.Spec.Scaling, orig.Spec.Replicas = nil, ptr.To(int32(2))
 	orig.Spec.Egress.Allow[0].PodLabels = map[string]string{"a": "b"}
 	orig.Spec.Placement.ClusterSelector.MatchExpressions = []metav1.LabelSelectorRequirement{
 		{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"gold"}}}
@@ -39,14 +42,44 @@ func TestDeepCopySharesNothing(t *testing.T) {
 }
 
 func TestDeepCopyOfScalingAndNils(t *testing.T) {
-	orig := validComponent()
+	orig := fullComponent()
 	cp := orig.DeepCopy()
 	cp.Spec.Scaling.MaxReplicas = 99
 	if orig.Spec.Scaling.MaxReplicas == 99 {
 		t.Error("the copy shares Scaling")
 	}
-	var empty Component
+	var empty api.Component
 	if diff := cmp.Diff(empty, empty.DeepCopy()); diff != "" {
 		t.Errorf("copy of the zero component differs:\n%s", diff)
+	}
+}
+
+// fullComponent sets every map, slice and pointer of a Component.
+func fullComponent() api.Component {
+	return api.Component{
+		APIVersion: api.APIVersion,
+		Kind:       api.Kind,
+		Metadata: api.Metadata{
+			Name: "extractor", Namespace: "workers",
+			Labels:      map[string]string{"team": "docs"},
+			Annotations: map[string]string{"example.com/owner": "docs"},
+		},
+		Spec: api.Spec{
+			Image:   "registry.example.com/acme/extractor:1.4.2",
+			Command: []string{"/worker"},
+			Args:    []string{"--mode=pdf"},
+			Env:     []api.EnvVar{{Name: "LOG_LEVEL", Value: "info"}, {Name: "MODE", Value: "pdf"}},
+			Resources: &api.Resources{
+				Requests: map[string]string{"cpu": "100m", "memory": "128Mi"},
+				Limits:   map[string]string{"memory": "256Mi"},
+			},
+			Jobs: api.Jobs{
+				Subjects: []string{"jobs.extract.>", "jobs.ocr.*"},
+				Consumer: api.ConsumerSpec{Backoff: []api.Duration{"30s", "1m"}},
+			},
+			Scaling:   &api.Scaling{MinReplicas: 0, MaxReplicas: 20},
+			Egress:    api.Egress{Mode: api.EgressAllow, Allow: []api.EgressRule{{CIDR: "10.0.0.0/8", Except: []string{"10.1.0.0/16"}, Ports: []api.Port{{Port: 443}}}}},
+			Placement: &api.Placement{Clusters: []string{"east", "west"}, ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}},
+		},
 	}
 }

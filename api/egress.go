@@ -14,14 +14,15 @@ type egressObject struct {
 	Allow []EgressRule `json:"allow"`
 }
 
-// egressDecodeError carries the problems found while decoding an Egress. Its
-// field paths are relative to the egress value; Decode prefixes them with
-// spec.egress.
-type egressDecodeError struct {
-	errs []error
+// EgressError carries the problems found while decoding an Egress. Its
+// field paths are relative to the egress value; package decode prefixes
+// them with spec.egress.
+type EgressError struct {
+	Errs []error
 }
 
-func (e *egressDecodeError) Error() string { return errors.Join(e.errs...).Error() }
+// Error joins the problems.
+func (e *EgressError) Error() string { return errors.Join(e.Errs...).Error() }
 
 // IsZero reports whether e is unset. Together with the omitzero tag on
 // Spec.Egress it keeps an unset egress out of the encoded component.
@@ -60,14 +61,14 @@ func (e *Egress) UnmarshalJSON(data []byte) error {
 	case len(data) > 0 && data[0] == '"':
 		var mode string
 		if err := json.Unmarshal(data, &mode); err != nil {
-			return &egressDecodeError{errs: []error{err}}
+			return &EgressError{Errs: []error{err}}
 		}
 		*e = Egress{Mode: mode}
 		return nil
 	case len(data) > 0 && data[0] == '{':
 		return e.unmarshalObject(data)
 	default:
-		return &egressDecodeError{errs: []error{fmt.Errorf(
+		return &EgressError{Errs: []error{fmt.Errorf(
 			"must be one of %q, %q, %q or an object {allow: [...]}",
 			EgressNone, EgressCluster, EgressInternet)}}
 	}
@@ -77,10 +78,10 @@ func (e *Egress) unmarshalObject(data []byte) error {
 	var obj egressObject
 	strict, err := sigsjson.UnmarshalStrict(data, &obj)
 	if err != nil {
-		return &egressDecodeError{errs: []error{err}}
+		return &EgressError{Errs: []error{err}}
 	}
 	if len(strict) > 0 {
-		return &egressDecodeError{errs: strict}
+		return &EgressError{Errs: strict}
 	}
 	*e = Egress{Mode: EgressAllow, Allow: obj.Allow}
 	return nil

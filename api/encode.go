@@ -5,8 +5,8 @@ import (
 	"encoding/hex"
 )
 
-// HashLength is the number of hex digits Hash returns (64 bits).
-const HashLength = 16
+// hashLength is the number of hex digits Hash returns (64 bits).
+const hashLength = 16
 
 // Canonical encodes c as the JSON stored in the spec bucket: compact, no
 // trailing newline, struct fields in declaration order, map keys sorted,
@@ -30,7 +30,7 @@ func Canonical(c Component) ([]byte, error) {
 	return marshalCompact(c)
 }
 
-// Hash returns the first HashLength hex digits of the SHA-256 of
+// Hash returns the first hashLength hex digits of the SHA-256 of
 // Canonical(c): short enough for a label or annotation, long enough that two
 // revisions of one component never collide in practice. Should Canonical
 // ever fail, Hash hashes the error text instead, which still differs from the
@@ -41,5 +41,5 @@ func Hash(c Component) string {
 		b = []byte("unencodable component: " + err.Error())
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])[:HashLength]
+	return hex.EncodeToString(sum[:])[:hashLength]
 }

@@ -1,17 +1,22 @@
-package api
+package api_test
 
 import (
 	"bytes"
 	"regexp"
 	"testing"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/apitest"
+	"github.com/tinyctl/tinyctl/api/decode"
+	"github.com/tinyctl/tinyctl/api/defaults"
 )
 
 func TestCanonicalFormat(t *testing.T) {
-	c, err := Decode([]byte(minimalYAML))
+	c, err := decode.Component([]byte(apitest.MinimalYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Canonical(Default(c))
+	got, err := api.Canonical(defaults.Apply(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,21 +31,21 @@ func TestCanonicalFormat(t *testing.T) {
 }
 
 func TestCanonicalRoundTrips(t *testing.T) {
-	for name, data := range exampleFiles(t) {
+	for name, data := range apitest.ExampleFiles(t) {
 		t.Run(name, func(t *testing.T) {
-			c, err := Decode(data)
+			c, err := decode.Component(data)
 			if err != nil {
 				t.Fatal(err)
 			}
-			first, err := Canonical(Default(c))
+			first, err := api.Canonical(defaults.Apply(c))
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, err := Decode(first)
+			again, err := decode.Component(first)
 			if err != nil {
 				t.Fatalf("Decode(Canonical): %v\n%s", err, first)
 			}
-			second, err := Canonical(Default(again))
+			second, err := api.Canonical(defaults.Apply(again))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,37 +82,37 @@ apiVersion: tinyctl.io/v1alpha1
 	if !bytes.Equal(ca, cb) {
 		t.Errorf("same content, different bytes:\n%s\n%s", ca, cb)
 	}
-	if Hash(mustDecode(t, a)) != Hash(mustDecode(t, b)) {
+	if api.Hash(mustDecode(t, a)) != api.Hash(mustDecode(t, b)) {
 		t.Error("same content, different hashes")
 	}
 }
 
 func TestCanonicalTreatsEmptyOptionalBlocksAsAbsent(t *testing.T) {
-	bare := mustCanonical(t, minimalYAML)
-	withEmpty := mustCanonical(t, minimalYAML+"  resources: {}\n  placement: {}\n")
+	bare := mustCanonical(t, apitest.MinimalYAML)
+	withEmpty := mustCanonical(t, apitest.MinimalYAML+"  resources: {}\n  placement: {}\n")
 	if !bytes.Equal(bare, withEmpty) {
 		t.Errorf("empty resources/placement changed the encoding:\n%s\n%s", bare, withEmpty)
 	}
 }
 
 func TestHash(t *testing.T) {
-	c := mustDecode(t, minimalYAML)
-	h := Hash(c)
+	c := mustDecode(t, apitest.MinimalYAML)
+	h := api.Hash(c)
 	if !regexp.MustCompile(`^[0-9a-f]{16}$`).MatchString(h) {
 		t.Errorf("Hash = %q, want 16 hex digits", h)
 	}
-	if Hash(c) != h {
+	if api.Hash(c) != h {
 		t.Error("Hash is not deterministic")
 	}
 	c.Spec.Image = "registry.example.com/acme/extractor:1.4.3"
-	if Hash(c) == h {
+	if api.Hash(c) == h {
 		t.Error("changing the image did not change the hash")
 	}
 }
 
-func mustDecode(t *testing.T, s string) Component {
+func mustDecode(t *testing.T, s string) api.Component {
 	t.Helper()
-	c, err := Decode([]byte(s))
+	c, err := decode.Component([]byte(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +121,7 @@ func mustDecode(t *testing.T, s string) Component {
 
 func mustCanonical(t *testing.T, s string) []byte {
 	t.Helper()
-	b, err := Canonical(Default(mustDecode(t, s)))
+	b, err := api.Canonical(defaults.Apply(mustDecode(t, s)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,22 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
+
+// MaxNameLength is the longest component name. Every name tinyctl derives
+// from it must fit in 63 characters, the tightest being the HPA that KEDA
+// names "keda-hpa-<name>".
+const MaxNameLength = 52
+
+// ErrInvalid matches, with errors.Is, every error that says a component is
+// malformed or invalid (a decode.Error or a validate.InvalidError): retrying
+// with the same input cannot succeed.
+var ErrInvalid = errors.New("invalid component")
 
 // ParseKey splits a spec-bucket key "<namespace>.<name>" into its parts.
 // Both are DNS-1123 labels, which hold no dots, so the split is unambiguous.

@@ -2,11 +2,21 @@ package apply
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-// Option tunes one Apply.
+// Option tunes one Apply or Delete.
 type Option func(*options)
 
 type options struct {
-	live *metav1.PartialObjectMetadata
+	live       *metav1.PartialObjectMetadata
+	ownerLabel string
+	ownerValue string
+}
+
+func optionsOf(opts []Option) options {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
 }
 
 // KnownLive gives Apply the live object's metadata, typically from an
@@ -15,4 +25,17 @@ type options struct {
 // apply, or a revert that waits for the informer's next event.
 func KnownLive(m *metav1.PartialObjectMetadata) Option {
 	return func(o *options) { o.live = m }
+}
+
+// Owned makes Apply and Delete touch an existing object only when it
+// carries label key=value: an object someone else made under the same
+// name is neither taken over nor deleted, and the call returns
+// ErrNotOwned instead. An absent object is created as usual.
+func Owned(key, value string) Option {
+	return func(o *options) { o.ownerLabel, o.ownerValue = key, value }
+}
+
+// owns reports whether the options allow touching live.
+func (o options) owns(live *metav1.PartialObjectMetadata) bool {
+	return o.ownerLabel == "" || live.GetLabels()[o.ownerLabel] == o.ownerValue
 }

@@ -1,45 +1,44 @@
 package apply
 
-import "fmt"
+import (
+	"fmt"
 
-// FieldManager is the server-side apply field manager of every tinyctl write.
-const FieldManager = "tinyctl"
-
-// Action says what an Apply or Delete did.
-type Action string
-
-// Actions.
-const (
-	Created    Action = "created"
-	Configured Action = "configured"
-	Unchanged  Action = "unchanged"
-	Deleted    Action = "deleted"
-	Absent     Action = "absent" // a delete found nothing to remove
-	Failed     Action = "failed" // the write was refused or did not reach the server
+	"github.com/tinyctl/tinyctl/api"
 )
 
-// Result describes one object and what happened to it.
+// Result describes one object and what a verb did to it.
 type Result struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-	Action    Action `json:"action"`
+	Kind      string     `json:"kind"`
+	Namespace string     `json:"namespace,omitempty"`
+	Name      string     `json:"name"`
+	Action    api.Action `json:"action"`
 }
 
 // Wrote reports whether the result involved a write to the API server.
-func (r Result) Wrote() bool {
-	return r.Action == Created || r.Action == Configured || r.Action == Deleted
-}
+func (r Result) Wrote() bool { return r.Action.Wrote() }
 
 // String renders "Deployment/ns/name configured".
 func (r Result) String() string {
 	return fmt.Sprintf("%s %s", r.Ref(), r.Action)
 }
 
-// Ref renders "Kind/namespace/name".
+// Ref renders "Kind/namespace/name" ("Kind/name" when cluster-scoped).
 func (r Result) Ref() string {
 	if r.Namespace == "" {
 		return r.Kind + "/" + r.Name
 	}
 	return r.Kind + "/" + r.Namespace + "/" + r.Name
+}
+
+// ChangeSet is what ApplyAll did, one Result per object in apply order.
+type ChangeSet []Result
+
+// Wrote reports whether any object was written.
+func (cs ChangeSet) Wrote() bool {
+	for _, r := range cs {
+		if r.Wrote() {
+			return true
+		}
+	}
+	return false
 }

@@ -11,9 +11,9 @@ import (
 // controller moves field ownership away from tinyctl, so re-applying with
 // force reverts it). Status writes never count; scale writes count only when
 // tinyctl owns spec.replicas.
-func (a *Applier) upToDate(live *metav1.PartialObjectMetadata, desired *unstructured.Unstructured) bool {
-	want := desired.GetAnnotations()[a.HashAnnotation]
-	if want == "" || live.GetAnnotations()[a.HashAnnotation] != want {
+func (m *Manager) upToDate(live *metav1.PartialObjectMetadata, desired *unstructured.Unstructured) bool {
+	want := desired.GetAnnotations()[m.hashAnnotation]
+	if want == "" || live.GetAnnotations()[m.hashAnnotation] != want {
 		return false
 	}
 	_, ownsReplicas, _ := unstructured.NestedFieldNoCopy(desired.Object, "spec", "replicas")

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
@@ -39,9 +40,9 @@ func (l *stateLog) saw(s bus.State) error {
 
 func TestConnectReportsStatesAndNeverGivesUpReconnecting(t *testing.T) {
 	t.Parallel()
-	s := testenv.NATS(t)
+	s := natstest.Start(t)
 	var log stateLog
-	c := testenv.BusConnect(t, s.BusConfig(), log.record)
+	c := natstest.BusConnect(t, s.BusConfig(), log.record)
 	testenv.Must(t, log.saw(bus.StateConnected))
 	if got := c.NATS().Opts.MaxReconnect; got != -1 {
 		t.Fatalf("max reconnects %d, want -1 (never give up)", got)
@@ -60,7 +61,7 @@ func TestConnectReportsStatesAndNeverGivesUpReconnecting(t *testing.T) {
 
 func TestConnectRetriesTheFirstConnectUntilTheServerIsUp(t *testing.T) {
 	t.Parallel()
-	s := testenv.NATS(t)
+	s := natstest.Start(t)
 	s.Shutdown()
 	var log stateLog
 	connected := make(chan error, 1)
@@ -80,7 +81,7 @@ func TestConnectRetriesTheFirstConnectUntilTheServerIsUp(t *testing.T) {
 
 func TestConnectStopsRetryingWhenTheContextEnds(t *testing.T) {
 	t.Parallel()
-	s := testenv.NATS(t)
+	s := natstest.Start(t)
 	s.Shutdown()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()

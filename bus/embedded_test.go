@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
@@ -28,9 +29,9 @@ func TestEmbeddedServerKeepsSpecsAcrossACleanShutdown(t *testing.T) {
 	cfg := bus.EmbeddedConfig{Port: -1, MonitorPort: -1, StoreDir: t.TempDir(), Token: "s3cret"}
 	e := startEmbedded(t, cfg)
 
-	conf := bus.Config{URLs: []string{e.ClientURL()}, Token: "s3cret", Reconnect: testenv.FastBackoff}
-	c := testenv.BusConnect(t, conf, nil)
-	_, err := testenv.OpenSpecs(t, c).Put(ctx, "workers.extractor", []byte("v1"))
+	conf := bus.Config{URLs: []string{e.ClientURL()}, Token: "s3cret", Reconnect: natstest.FastBackoff}
+	c := natstest.BusConnect(t, conf, nil)
+	_, err := natstest.OpenSpecs(t, c).Put(ctx, "workers.extractor", []byte("v1"))
 	testenv.Must(t, err)
 	wrong := conf
 	wrong.Token = "guess"
@@ -49,7 +50,7 @@ func TestEmbeddedServerKeepsSpecsAcrossACleanShutdown(t *testing.T) {
 	testenv.Must(t, e.Shutdown(ctx))
 	again := startEmbedded(t, cfg)
 	conf.URLs = []string{again.ClientURL()}
-	got, err := testenv.OpenSpecs(t, testenv.BusConnect(t, conf, nil)).Get(ctx, "workers.extractor")
+	got, err := natstest.OpenSpecs(t, natstest.BusConnect(t, conf, nil)).Get(ctx, "workers.extractor")
 	if err != nil || string(got.Value) != "v1" {
 		t.Fatalf("spec after restart: %q, %v", got.Value, err)
 	}
@@ -63,11 +64,11 @@ func TestEmbeddedLeafnodeReachesItsHub(t *testing.T) {
 	leaf := startEmbedded(t, bus.EmbeddedConfig{ServerName: "leaf", Port: -1, StoreDir: t.TempDir(),
 		JetStreamDomain: "leaf", LeafRemotes: []bus.LeafRemote{{URLs: []string{hub.LeafnodeURL()}}}})
 
-	hubConn := testenv.BusConnect(t, bus.Config{URLs: []string{hub.ClientURL()}}, nil).NATS()
+	hubConn := natstest.BusConnect(t, bus.Config{URLs: []string{hub.ClientURL()}}, nil).NATS()
 	_, err := hubConn.Subscribe("fleet.ping", func(m *nats.Msg) { _ = m.Respond([]byte("pong from hub")) })
 	testenv.Must(t, err)
 	testenv.Must(t, hubConn.Flush())
-	leafConn := testenv.BusConnect(t, bus.Config{URLs: []string{leaf.ClientURL()}}, nil).NATS()
+	leafConn := natstest.BusConnect(t, bus.Config{URLs: []string{leaf.ClientURL()}}, nil).NATS()
 	testenv.Eventually(t, 10*time.Second, func() error {
 		reply, err := leafConn.RequestWithContext(ctx, "fleet.ping", nil)
 		if err != nil {

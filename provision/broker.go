@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/render"
 )
@@ -87,7 +88,7 @@ func (p *Provisioner) ensureToken(ctx context.Context, name, key string) (Result
 	case err != nil:
 		return res, err
 	case tok != "":
-		res.Action = Unchanged
+		res.Action = api.Unchanged
 		return res, nil
 	}
 	ar, err := p.applier.Apply(ctx, tokenSecret(ns, name, key, newToken()))

@@ -6,17 +6,13 @@ import (
 	"io/fs"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/deploy"
 )
-
-var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // crdEstablishTimeout bounds the wait for a new CRD to be served.
 const crdEstablishTimeout = 30 * time.Second
@@ -51,7 +47,7 @@ func (p *Provisioner) installCRD(ctx context.Context, obj *unstructured.Unstruct
 		return res, err
 	}
 	if live != nil && live.GetLabels()[LabelPartOf] != PartOfTinyctl {
-		res.Action = Skipped
+		res.Action = api.Skipped
 		res.Detail = "installed by " + installer(live) + "; left alone"
 		return res, nil
 	}
@@ -64,21 +60,14 @@ func (p *Provisioner) installCRD(ctx context.Context, obj *unstructured.Unstruct
 	}
 	res = fromApply(ar)
 	if res.Wrote() {
-		return res, p.waitEstablished(ctx, name)
+		return res, p.applier.WaitEstablished(ctx, name, crdEstablishTimeout)
 	}
 	return res, nil
 }
 
 // getCRD returns the live CRD, or nil when it does not exist.
 func (p *Provisioner) getCRD(ctx context.Context, name string) (*unstructured.Unstructured, error) {
-	live, err := p.dyn.Resource(crdResource).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: read: %w", crdKind.Kind+"/"+name, err)
-	}
-	return live, nil
+	return p.applier.Get(ctx, apply.CRD, "", name)
 }
 
 // installer names who installed a CRD, from its recommended labels.
@@ -90,33 +79,6 @@ func installer(crd *unstructured.Unstructured) string {
 		}
 	}
 	return "another installer"
-}
-
-// waitEstablished polls until the CRD reports Established.
-func (p *Provisioner) waitEstablished(ctx context.Context, name string) error {
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, crdEstablishTimeout, true,
-		func(ctx context.Context) (bool, error) {
-			live, err := p.getCRD(ctx, name)
-			if err != nil || live == nil {
-				return false, err
-			}
-			return crdEstablished(live), nil
-		})
-	if err != nil {
-		return fmt.Errorf("%s: not established: %w", crdKind.Kind+"/"+name, err)
-	}
-	return nil
-}
-
-func crdEstablished(crd *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == "Established" && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
 }
 
 // embeddedCRDs decodes every file of deploy.CRDs.

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/provision"
 )
@@ -74,7 +75,7 @@ func TestInstallLifecycle(t *testing.T) {
 	step("a second install writes nothing", func(t *testing.T) {
 		mark := kube.AuditMark(t)
 		for _, res := range r.install(provision.Plan{}) {
-			if res.Action != provision.Unchanged {
+			if res.Action != api.Unchanged {
 				t.Errorf("%s, want unchanged", res)
 			}
 		}
@@ -200,7 +201,7 @@ func checkUninstall(t *testing.T, r *runtime, objects []objectRef) {
 		t.Error("uninstall deleted a ConfigMap it did not create")
 	}
 	last := res[len(res)-1]
-	if last.Kind != "Namespace" || last.Action != provision.Kept || !strings.Contains(last.Detail, "configmaps/bystander") {
+	if last.Kind != "Namespace" || last.Action != api.Retained || !strings.Contains(last.Detail, "configmaps/bystander") {
 		t.Errorf("namespace result = %s, want it kept for configmaps/bystander", last)
 	}
 
@@ -211,7 +212,7 @@ func checkUninstall(t *testing.T, r *runtime, objects []objectRef) {
 	if err != nil {
 		t.Fatalf("second uninstall: %v", err)
 	}
-	if got := actions(res); !slices.Contains(got, "Namespace/"+r.ns+" removed") {
+	if got := actions(res); !slices.Contains(got, "Namespace/"+r.ns+" deleted") {
 		t.Errorf("second uninstall = %v, want the emptied namespace removed", got)
 	}
 	ns, err := cs.CoreV1().Namespaces().Get(ctx, r.ns, metav1.GetOptions{})

@@ -53,9 +53,5 @@ func stampHash(obj *unstructured.Unstructured) error {
 
 // fromApply converts an apply result.
 func fromApply(r apply.Result) Result {
-	act := map[apply.Action]Action{
-		apply.Created: Created, apply.Configured: Configured, apply.Unchanged: Unchanged,
-		apply.Deleted: Removed, apply.Absent: Absent,
-	}[r.Action]
-	return Result{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Action: act}
+	return Result{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Action: r.Action}
 }

@@ -9,6 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tinyctl/tinyctl/api"
 )
 
 // EnsureNamespace creates the runtime namespace when it is absent and
@@ -31,7 +33,7 @@ func (p *Provisioner) EnsureNamespace(ctx context.Context) (Result, error) {
 	}
 	obj := runtimeNamespace(name, live)
 	if live != nil && hasAll(live.Labels, obj.GetLabels()) && hasAll(live.Annotations, obj.GetAnnotations()) {
-		return Result{Kind: "Namespace", Name: name, Action: Unchanged}, nil
+		return Result{Kind: "Namespace", Name: name, Action: api.Unchanged}, nil
 	}
 	res, err := p.applier.Apply(ctx, obj)
 	if err != nil {

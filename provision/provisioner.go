@@ -86,7 +86,7 @@ type Provisioner struct {
 	opts    Options
 	kube    kubernetes.Interface
 	dyn     dynamic.Interface
-	applier *apply.Applier
+	applier *apply.Manager
 
 	mu    sync.Mutex
 	helms map[string]*helmclient.HelmClient

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinyctl/tinyctl/api/defaults"
+
 	"github.com/rs/zerolog"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -24,6 +24,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/bus/streams"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/provision"
 	"github.com/tinyctl/tinyctl/reconcile"
@@ -129,12 +130,12 @@ func forbiddenCalls(sa *rest.Config, target, runtimeNS string) map[string]func(c
 func runController(t *testing.T, cfg *rest.Config, namespaces []string) *specs.Store {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := bus.Connect(ctx, bus.Config{URLs: []string{testenv.NATS(t).URL()}, Name: t.Name()}, nil)
+	conn, err := bus.Connect(ctx, bus.Config{URLs: []string{natstest.Start(t).URL()}, Name: t.Name()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(conn.Close)
-	specs, err := specs.Open(ctx, conn, specs.Config{}, kv.Ensure)
+	specStore, err := specs.Open(ctx, conn, specs.Config{}, kv.Ensure)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,13 +148,11 @@ func runController(t *testing.T, cfg *rest.Config, namespaces []string) *specs.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctrl := reconcile.New(reconcile.Config{Cluster: render.Cluster{Name: "rbac"}, Namespaces: namespaces, Recheck: 200 * time.Millisecond},
-		reconcile.Deps{
-			Specs: specs, Streams: js, StreamNames: js.Names, Statuses: statuses, Applier: a,
-			Kube:      kubernetes.NewForConfigOrDie(cfg),
-			Metadata:  metadata.NewForConfigOrDie(cfg),
-			Discovery: discovery.NewDiscoveryClientForConfigOrDie(cfg),
-		})
+	deps, err := reconcile.Wire(specStore, statuses, js, a, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctrl := reconcile.New(reconcile.Config{Cluster: render.Cluster{Name: "rbac"}, Namespaces: namespaces, Recheck: 200 * time.Millisecond}, deps)
 	runCtx, stop := context.WithCancel(zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel).WithContext(ctx))
 	done := make(chan error, 1)
 	go func() { done <- ctrl.Run(runCtx) }()
@@ -169,7 +168,7 @@ func runController(t *testing.T, cfg *rest.Config, namespaces []string) *specs.S
 		}
 		return nil
 	})
-	return specs
+	return specStore
 }
 
 // publish puts a minimal component into the spec store.
@@ -187,7 +186,7 @@ func publish(t *testing.T, specs *specs.Store, ns, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := specs.Put(context.Background(), api.KeyOf(api.Default(c)), b); err != nil {
+	if _, err := specs.Put(context.Background(), api.KeyOf(defaults.Apply(c)), b); err != nil {
 		t.Fatal(err)
 	}
 }

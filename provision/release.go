@@ -9,6 +9,8 @@ import (
 	helmclient "github.com/mittwald/go-helm-client"
 	"helm.sh/helm/v3/pkg/release"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tinyctl/tinyctl/api"
 )
 
 // Release is one Helm release to install or upgrade.
@@ -76,7 +78,7 @@ func (p *Provisioner) installOrUpgrade(ctx context.Context, hc *helmclient.HelmC
 		spec.Replace = last != nil
 		spec.CreateNamespace = rel.Namespace != p.opts.Namespace
 		got, err := hc.InstallChart(ctx, spec, nil)
-		return releaseResult(Created, got, detail), err
+		return releaseResult(api.Created, got, detail), err
 	}
 	dry := *spec
 	dry.DryRun = true
@@ -85,10 +87,10 @@ func (p *Provisioner) installOrUpgrade(ctx context.Context, hc *helmclient.HelmC
 		return Result{}, fmt.Errorf("plan upgrade: %w", err)
 	}
 	if last.Info.Status == release.StatusDeployed && sameRelease(last, planned) {
-		return releaseResult(Unchanged, last, detail), nil
+		return releaseResult(api.Unchanged, last, detail), nil
 	}
 	got, err := hc.UpgradeChart(ctx, spec, nil)
-	return releaseResult(Upgraded, got, detail), err
+	return releaseResult(api.Upgraded, got, detail), err
 }
 
 // chartSpec is the go-helm-client spec of rel, whose chart is at where.
@@ -133,7 +135,7 @@ func sameRelease(deployed, planned *release.Release) bool {
 	return errA == nil && errB == nil && string(a) == string(b)
 }
 
-func releaseResult(act Action, rel *release.Release, detail string) Result {
+func releaseResult(act api.Action, rel *release.Release, detail string) Result {
 	r := Result{Action: act, Detail: detail}
 	if rel != nil {
 		r.Chart, r.Revision = chartRef(rel), rel.Version

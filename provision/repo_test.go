@@ -13,6 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/repo"
 
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/provision"
 )
 
@@ -99,14 +100,14 @@ func TestInstallFromRepository(t *testing.T) {
 	if err != nil {
 		t.Fatalf("install from repository: %v", err)
 	}
-	if res.Action != provision.Created || res.Chart != "demo-1.2.3" || res.Name != "tinysystems-http-module-v0" {
+	if res.Action != api.Created || res.Chart != "demo-1.2.3" || res.Name != "tinysystems-http-module-v0" {
 		t.Errorf("result = %s, want release tinysystems-http-module-v0 created from demo-1.2.3", res)
 	}
 	cm := r.get(objectRef{resources["ConfigMap"], "ConfigMap", r.ns, rel.Name})
 	if cm == nil || cm.Object["data"].(map[string]any)["greeting"] != "hi" {
 		t.Fatalf("the chart's ConfigMap is missing or wrong: %v", cm)
 	}
-	if res, err := r.p.InstallRelease(ctx, rel); err != nil || res.Action != provision.Unchanged {
+	if res, err := r.p.InstallRelease(ctx, rel); err != nil || res.Action != api.Unchanged {
 		t.Errorf("second install = %s, %v; want unchanged", res, err)
 	}
 }

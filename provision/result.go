@@ -3,38 +3,17 @@ package provision
 import (
 	"fmt"
 	"strings"
-)
 
-// Action says what a step did to one object or release.
-type Action string
-
-// Actions reported in a Result.
-const (
-	// Created: the object or release did not exist and was created.
-	Created Action = "created"
-	// Configured: the object existed and was changed.
-	Configured Action = "configured"
-	// Upgraded: the release got a new revision.
-	Upgraded Action = "upgraded"
-	// Unchanged: nothing was written.
-	Unchanged Action = "unchanged"
-	// Skipped: the object belongs to someone else and was left alone.
-	Skipped Action = "skipped"
-	// Removed: the object or release was deleted.
-	Removed Action = "removed"
-	// Kept: uninstall left the object in place on purpose (see Detail).
-	Kept Action = "kept"
-	// Absent: there was nothing to remove.
-	Absent Action = "absent"
+	"github.com/tinyctl/tinyctl/api"
 )
 
 // Result describes one object or release and what a step did to it.
 type Result struct {
 	// Kind is a Kubernetes kind, or "Release" for a Helm release.
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-	Action    Action `json:"action"`
+	Kind      string     `json:"kind"`
+	Namespace string     `json:"namespace,omitempty"`
+	Name      string     `json:"name"`
+	Action    api.Action `json:"action"`
 	// Chart ("nats-0.1.0") and Revision describe a release after the step.
 	Chart    string `json:"chart,omitempty"`
 	Revision int    `json:"revision,omitempty"`
@@ -51,13 +30,7 @@ func (r Result) Ref() string {
 }
 
 // Wrote reports whether the step wrote to the cluster.
-func (r Result) Wrote() bool {
-	switch r.Action {
-	case Created, Configured, Upgraded, Removed:
-		return true
-	}
-	return false
-}
+func (r Result) Wrote() bool { return r.Action.Wrote() }
 
 // String renders "Release/ns/nats upgraded (nats-0.1.0, revision 2): detail".
 func (r Result) String() string {

@@ -7,6 +7,8 @@ import (
 
 	helmclient "github.com/mittwald/go-helm-client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tinyctl/tinyctl/api"
 )
 
 // UninstallOptions tune Uninstall.
@@ -116,13 +118,13 @@ func (p *Provisioner) uninstallRelease(k releaseKey) (Result, error) {
 		return res, err
 	}
 	if last == nil {
-		res.Action = Absent
+		res.Action = api.Absent
 		return res, nil
 	}
 	spec := &helmclient.ChartSpec{ReleaseName: k.name, Namespace: k.namespace, Wait: p.opts.Wait, Timeout: p.opts.Timeout}
 	if err := hc.UninstallRelease(spec); err != nil {
 		return Result{Kind: res.Kind, Namespace: res.Namespace, Name: res.Name}, fmt.Errorf("%s: uninstall: %w", res.Ref(), err)
 	}
-	res.Action, res.Chart, res.Revision = Removed, chartRef(last), last.Version
+	res.Action, res.Chart, res.Revision = api.Deleted, chartRef(last), last.Version
 	return res, nil
 }

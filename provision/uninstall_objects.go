@@ -7,13 +7,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/apply"
 )
 
 var (
 	secretKind    = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
 	pvcKind       = schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolumeClaim"}
 	namespaceKind = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
-	crdKind       = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 )
 
 // keptData is the Detail of objects UninstallOptions.KeepData keeps.
@@ -61,7 +63,7 @@ func (p *Provisioner) removeVolumes(ctx context.Context, keep bool) ([]Result, e
 
 func (p *Provisioner) removeOrKeep(ctx context.Context, gvk schema.GroupVersionKind, ns, name string, keep bool) (Result, error) {
 	if keep {
-		return Result{Kind: gvk.Kind, Namespace: ns, Name: name, Action: Kept, Detail: keptData}, nil
+		return Result{Kind: gvk.Kind, Namespace: ns, Name: name, Action: api.Retained, Detail: keptData}, nil
 	}
 	ar, err := p.applier.Delete(ctx, gvk, ns, name)
 	if err != nil {
@@ -89,16 +91,16 @@ func (p *Provisioner) removeCRDs(ctx context.Context) ([]Result, error) {
 }
 
 func (p *Provisioner) removeCRD(ctx context.Context, name string) (Result, error) {
-	res := Result{Kind: crdKind.Kind, Name: name}
+	res := Result{Kind: apply.CRD.Kind, Name: name}
 	live, err := p.getCRD(ctx, name)
 	switch {
 	case err != nil:
 		return res, err
 	case live == nil:
-		res.Action = Absent
+		res.Action = api.Absent
 		return res, nil
 	case live.GetLabels()[LabelPartOf] != PartOfTinyctl:
-		res.Action, res.Detail = Skipped, "installed by "+installer(live)+"; left alone"
+		res.Action, res.Detail = api.Skipped, "installed by "+installer(live)+"; left alone"
 		return res, nil
 	}
 	kind, inUse, err := p.crdInUse(ctx, live)
@@ -106,10 +108,10 @@ func (p *Provisioner) removeCRD(ctx context.Context, name string) (Result, error
 		return res, err
 	}
 	if inUse {
-		res.Action, res.Detail = Kept, kind+" objects still exist; deleting the CRD would delete them"
+		res.Action, res.Detail = api.Retained, kind+" objects still exist; deleting the CRD would delete them"
 		return res, nil
 	}
-	ar, err := p.applier.Delete(ctx, crdKind, "", name)
+	ar, err := p.applier.Delete(ctx, apply.CRD, "", name)
 	if err != nil {
 		return res, err
 	}
@@ -149,10 +151,10 @@ func (p *Provisioner) removeNamespace(ctx context.Context, keep bool) ([]Result,
 	case err != nil:
 		return nil, err
 	case live == nil:
-		res.Action = Absent
+		res.Action = api.Absent
 		return []Result{res}, nil
 	case keep:
-		res.Action, res.Detail = Kept, keptData
+		res.Action, res.Detail = api.Retained, keptData
 		return []Result{res}, nil
 	case live.Annotations[AnnotationCreatedBy] != CreatedByInstall:
 		return p.releaseNamespace(ctx, name)
@@ -162,7 +164,7 @@ func (p *Provisioner) removeNamespace(ctx context.Context, keep bool) ([]Result,
 		return nil, err
 	}
 	if len(left) > 0 {
-		res.Action, res.Detail = Kept, "holds objects tinyctl did not create: "+left
+		res.Action, res.Detail = api.Retained, "holds objects tinyctl did not create: "+left
 		return []Result{res}, nil
 	}
 	r, err := p.removeOrKeep(ctx, namespaceKind, "", name, false)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinyctl/tinyctl/api/defaults"
+
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus/streams"
@@ -48,9 +50,9 @@ func BenchmarkRawFloor(b *testing.B) {
 	wg.Wait()
 }
 
-func (e *env) rawWrite(b *testing.B, a *apply.Applier, js *streams.Manager, i int) {
+func (e *env) rawWrite(b *testing.B, a *apply.Manager, js *streams.Manager, i int) {
 	ctx := context.Background()
-	c := api.Default(e.component(fmt.Sprintf("c-%05d", i)))
+	c := defaults.Apply(e.component(fmt.Sprintf("c-%05d", i)))
 	objs, err := render.Render(c, uint64(i+1), e.cfg.Cluster)
 	if err != nil {
 		b.Fatal(err)
@@ -123,6 +125,7 @@ func (c *convergence) count() int {
 
 func (c *convergence) Applied(apply.Result)    {}
 func (c *convergence) Retried(reconcile.Class) {}
+func (c *convergence) Rechecked(bool)          {}
 
 // benchEnv is a fresh NATS server and namespace for one benchmark run.
 func benchEnv(b *testing.B) *env { return newEnv(b, reconcile.Config{}) }

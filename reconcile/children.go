@@ -42,6 +42,15 @@ type child struct {
 	kind      childKind
 	namespace string
 	name      string
+	// component is the object's LabelComponent value: a delete checks
+	// that the live object still carries it.
+	component string
+}
+
+// is reports whether obj names this child.
+func (ch child) is(obj *unstructured.Unstructured) bool {
+	return obj.GroupVersionKind().GroupKind() == ch.kind.gvk.GroupKind() &&
+		obj.GetName() == ch.name && obj.GetNamespace() == ch.namespace
 }
 
 // children watches the objects tinyctl manages, through label-selected,
@@ -59,6 +68,7 @@ type children struct {
 
 	mu        sync.Mutex
 	informers map[informerKey]cache.SharedIndexInformer
+	stops     []context.CancelFunc
 }
 
 type informerKey struct {
@@ -76,7 +86,9 @@ func newChildren(meta metadata.Interface, disc discovery.DiscoveryInterface, nam
 
 // startAvailable starts an informer for every child kind the API server
 // serves that has none yet, and waits for their caches to fill. Optional
-// kinds whose CRD is missing are skipped; call again to pick them up.
+// kinds whose CRD is missing, or which this controller may not list, are
+// skipped (a component that needs one waits); call again to pick them up.
+// It fails when a required kind cannot be listed.
 func (c *children) startAvailable(ctx context.Context) error {
 	for _, k := range childKinds {
 		if c.running(informerKey{k.gvr, c.namespaces[0]}) {
@@ -88,18 +100,58 @@ func (c *children) startAvailable(ctx context.Context) error {
 				continue
 			}
 		}
-		for _, ns := range c.namespaces {
-			inf := c.newInformer(k.gvr, ns)
-			go inf.Run(ctx.Done())
-			if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-				return fmt.Errorf("%s informer: cache did not sync: %w", k.gvk.Kind, ctx.Err())
-			}
-			c.mu.Lock()
-			c.informers[informerKey{k.gvr, ns}] = inf
-			c.mu.Unlock()
+		if err := c.startKind(ctx, k); err != nil && !k.optional {
+			return err
 		}
 	}
 	return nil
+}
+
+// startKind starts the informers of kind k, in every namespace or in none.
+func (c *children) startKind(ctx context.Context, k childKind) error {
+	kctx, cancel := context.WithCancel(ctx)
+	infs := make(map[informerKey]cache.SharedIndexInformer, len(c.namespaces))
+	for _, ns := range c.namespaces {
+		inf, err := c.start(kctx, k, ns)
+		if err != nil {
+			cancel()
+			return err
+		}
+		infs[informerKey{k.gvr, ns}] = inf
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	maps.Copy(c.informers, infs)
+	c.stops = append(c.stops, cancel) // they run until ctx ends
+	return nil
+}
+
+// start runs one informer until ctx ends and waits until its cache is
+// filled. A list the API server refuses (Forbidden, say) is returned at
+// once instead of waiting forever; the caller then ends ctx.
+func (c *children) start(ctx context.Context, k childKind, ns string) (cache.SharedIndexInformer, error) {
+	inf := c.newInformer(k.gvr, ns)
+	refused := make(chan error, 1)
+	_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+			select {
+			case refused <- err:
+			default:
+			}
+		}
+	})
+	go inf.Run(ctx.Done())
+	synced := make(chan bool, 1)
+	go func() { synced <- cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) }()
+	select {
+	case ok := <-synced:
+		if ok {
+			return inf, nil
+		}
+		return nil, fmt.Errorf("%s informer: cache did not sync: %w", k.gvk.Kind, ctx.Err())
+	case err := <-refused:
+		return nil, fmt.Errorf("%s informer in namespace %q: %w", k.gvk.Kind, ns, err)
+	}
 }
 
 func (c *children) running(k informerKey) bool {
@@ -131,7 +183,15 @@ func (c *children) newInformer(gvr schema.GroupVersionResource, ns string) cache
 	inf := metadatainformer.NewFilteredMetadataInformer(c.meta, gvr, ns, 10*time.Hour,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 		func(o *metav1.ListOptions) { o.LabelSelector = selector })
-	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		// A child that appears after the initial listing may have been
+		// created by a reconcile that lost a race with a delete: its
+		// component is looked at again, and removes it if it is gone.
+		AddFunc: func(obj any, initialList bool) {
+			if !initialList {
+				c.notify(obj)
+			}
+		},
 		UpdateFunc: func(old, cur any) {
 			if changedByAnyone(old, cur) {
 				c.notify(cur)
@@ -180,7 +240,7 @@ func (c *children) of(namespace, name string) []child {
 	var out []child
 	c.each(func(k childKind, m *metav1.PartialObjectMetadata) {
 		if m.Namespace == namespace && m.Labels[render.LabelComponent] == want {
-			out = append(out, child{kind: k, namespace: m.Namespace, name: m.Name})
+			out = append(out, child{kind: k, namespace: m.Namespace, name: m.Name, component: want})
 		}
 	}, namespace)
 	return out

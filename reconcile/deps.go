@@ -2,53 +2,116 @@ package reconcile
 
 import (
 	"context"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/metadata"
+	"k8s.io/utils/clock"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
-	"github.com/tinyctl/tinyctl/bus/kv"
-	"github.com/tinyctl/tinyctl/bus/status"
-	"github.com/tinyctl/tinyctl/bus/streams"
 )
 
-// Specs is what the loop reads from the spec store.
-type Specs interface {
-	// Watch streams the bucket's changes (see kv.Watcher).
-	Watch(ctx context.Context, opts kv.WatchOptions) (*kv.Watcher, error)
-	// Get returns the latest put of key, or bus.ErrNotFound when the key
-	// was deleted or never written.
-	Get(ctx context.Context, key string) (kv.Entry, error)
-	// History returns the kept revisions of key, oldest first.
-	History(ctx context.Context, key string) ([]kv.Entry, error)
-	// Info identifies the bucket's incarnation (a recreated bucket has a
-	// new creation time).
-	Info(ctx context.Context) (kv.Info, error)
+// Entry is one revision of a spec key as the loop sees it.
+type Entry struct {
+	Key      string
+	Revision uint64
+	// Deleted marks a delete or purge marker; Value is empty then.
+	Deleted bool
+	Value   []byte
 }
 
-// Streams provisions a component's JetStream stream and durable consumer
-// (streams.Manager).
+// Event is one item of a spec watch: an Entry, or, with Synced set and
+// Entry zero, the sign that every value the bucket held when the watch
+// began has been delivered.
+type Event struct {
+	Entry
+	Synced bool
+}
+
+// SpecWatch is a running watch of the spec bucket. Events delivers every
+// key's latest revision (markers included), then one Synced event, then
+// each change in revision order, surviving disconnects without loss or
+// replay. It is closed when the watch ends; Err then says why.
+type SpecWatch interface {
+	Events() <-chan Event
+	Err() error
+	Stop()
+}
+
+// Specs is the spec bucket as the loop reads it.
+type Specs interface {
+	// Watch starts a watch of the whole bucket; see SpecWatch.
+	Watch(ctx context.Context) (SpecWatch, error)
+	// Latest returns the key's newest revision, value or marker; found is
+	// false when the key has no revision at all.
+	Latest(ctx context.Context, key string) (e Entry, found bool, err error)
+	// History returns the kept revisions of key, oldest first.
+	History(ctx context.Context, key string) ([]Entry, error)
+	// Incarnation returns when the bucket was created: a bucket deleted and
+	// created again has a new time, and its revisions start over.
+	Incarnation(ctx context.Context) (time.Time, error)
+}
+
+// Streams provisions a component's JetStream stream and durable consumer.
 type Streams interface {
-	EnsureStreamAndConsumer(ctx context.Context, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, opts streams.EnsureOptions) (streams.EnsureResult, error)
+	// Ensure makes both exist as configured and says what it did to each.
+	Ensure(ctx context.Context, stream jetstream.StreamConfig, consumer jetstream.ConsumerConfig) (s, c api.Action, err error)
 	// Delete removes a stream with its messages and consumers.
 	Delete(ctx context.Context, stream string) (api.Action, error)
+	// Names lists every stream, for the check that re-creates streams
+	// deleted out of band.
+	Names(ctx context.Context) ([]string, error)
 }
-
-// StreamLister lists stream names, for the periodic check that re-creates
-// streams deleted out of band (bus.StreamNames).
-type StreamLister func(ctx context.Context) ([]string, error)
 
 // Statuses stores one status record per component per cluster.
 type Statuses interface {
-	Put(ctx context.Context, s api.Status) (uint64, error)
+	Put(ctx context.Context, st api.Status) error
 	Delete(ctx context.Context, component, cluster string) error
-	List(ctx context.Context) ([]status.Record, error)
+	// Load returns the records cluster wrote (and no other cluster's);
+	// records that do not decode are left out.
+	Load(ctx context.Context, cluster string) ([]api.Status, error)
 }
 
-// Applier writes Kubernetes objects (package apply).
-type Applier interface {
-	Apply(ctx context.Context, obj *unstructured.Unstructured, opts ...apply.Option) (apply.Result, error)
-	Delete(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (apply.Result, error)
+// Kube is the Kubernetes write path (package apply's Manager).
+type Kube interface {
+	ApplyAll(ctx context.Context, objs []*unstructured.Unstructured, o apply.SetOptions) (apply.ChangeSet, error)
+	Delete(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string, opts ...apply.Option) (apply.Result, error)
+	Create(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, apply.Result, error)
+	Get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error)
+}
+
+// Fence guards every write: Check returns ctx bounded by the moment the
+// writer must stop, or an error when it already must (lease.Fence).
+type Fence interface {
+	Check(ctx context.Context) (context.Context, context.CancelFunc, error)
+}
+
+// Deps are the controller's connections to the outside world.
+type Deps struct {
+	Specs    Specs
+	Streams  Streams
+	Statuses Statuses
+	Kube     Kube
+	// Metadata and Discovery reach the API server for the children
+	// informers and CRD detection.
+	Metadata  metadata.Interface
+	Discovery discovery.DiscoveryInterface
+	// Fence guards every write (nil: writes are not fenced).
+	Fence Fence
+	// Clock times coalescing, rechecks and condition transitions (nil:
+	// the real clock).
+	Clock clock.WithTicker
+	// Observer receives metrics-worthy events; nil discards them.
+	Observer Observer
+}
+
+// noFence lets every write pass.
+type noFence struct{}
+
+func (noFence) Check(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	return ctx, func() {}, nil
 }

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
 )
@@ -16,7 +17,7 @@ func TestDriftIsReverted(t *testing.T) {
 	e.start()
 	comp := e.component("thumbs")
 	rev := e.publish(comp)
-	e.waitStatus("thumbs", reconcile.CondReady, "True", rev)
+	e.waitStatus("thumbs", api.ConditionReady, "True", rev)
 	ctx := context.Background()
 
 	// Another manager edits a field tinyctl owns: it is reverted.

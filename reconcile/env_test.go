@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinyctl/tinyctl/api/defaults"
+
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
@@ -27,6 +27,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/bus/streams"
 	"github.com/tinyctl/tinyctl/deploy"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
@@ -45,7 +46,7 @@ var (
 // env is one controller on its own NATS server and namespace.
 type env struct {
 	t        testing.TB
-	nats     *testenv.NATSServer
+	nats     *natstest.Server
 	conn     *bus.Conn
 	js       jetstream.JetStream
 	specs    *specs.Store
@@ -61,7 +62,7 @@ type env struct {
 
 func newEnv(t testing.TB, cfg reconcile.Config) *env {
 	t.Helper()
-	e := &env{t: t, nats: testenv.NATS(t), ns: kube.RestrictedNamespace(t), cfg: cfg}
+	e := &env{t: t, nats: natstest.Start(t), ns: kube.RestrictedNamespace(t), cfg: cfg}
 	ctx := context.Background()
 	var err error
 	e.conn, err = bus.Connect(ctx, bus.Config{URLs: []string{e.nats.URL()}, Name: t.Name()}, nil)
@@ -96,18 +97,11 @@ func (e *env) start() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	js := streams.New(e.conn, 0)
-	deps := reconcile.Deps{
-		Specs:       e.specs,
-		Streams:     js,
-		StreamNames: js.Names,
-		Statuses:    e.statuses,
-		Applier:     a,
-		Kube:        kubernetes.NewForConfigOrDie(kube.Config),
-		Metadata:    metadata.NewForConfigOrDie(kube.Config),
-		Discovery:   discovery.NewDiscoveryClientForConfigOrDie(kube.Config),
-		Observer:    e.obs,
+	deps, err := reconcile.Wire(e.specs, e.statuses, streams.New(e.conn, 0), a, kube.Config, nil)
+	if err != nil {
+		e.t.Fatal(err)
 	}
+	deps.Observer = e.obs
 	e.ctrl = reconcile.New(e.cfg, deps)
 	ctx, cancel := context.WithCancel(context.Background())
 	ctx = zerolog.New(zerolog.NewTestWriter(e.t)).Level(logLevel()).WithContext(ctx)
@@ -164,7 +158,7 @@ func (e *env) publish(c api.Component) uint64 {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	rev, err := e.specs.Put(context.Background(), api.KeyOf(api.Default(c)), b)
+	rev, err := e.specs.Put(context.Background(), api.KeyOf(defaults.Apply(c)), b)
 	if err != nil {
 		e.t.Fatalf("publish: %v", err)
 	}
@@ -220,10 +214,16 @@ func (e *env) status(name string) (status.Record, error) {
 // waitStatus polls until the status of name has a condition typ=want.
 func (e *env) waitStatus(name, typ, want string, rev uint64) status.Record {
 	e.t.Helper()
+	return e.waitStatusIn(e.ns, name, typ, want, rev)
+}
+
+// waitStatusIn is waitStatus for a component in namespace ns.
+func (e *env) waitStatusIn(ns, name, typ, want string, rev uint64) status.Record {
+	e.t.Helper()
 	var rec status.Record
 	testenv.Eventually(e.t, 30*time.Second, func() error {
 		var err error
-		if rec, err = e.status(name); err != nil {
+		if rec, err = e.statuses.Get(context.Background(), api.Key(ns, name), e.cfg.Cluster.Name); err != nil {
 			return err
 		}
 		if rev != 0 && rec.ObservedRevision != rev {

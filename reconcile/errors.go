@@ -15,14 +15,18 @@ import (
 // Class says how the loop treats a failed reconcile.
 type Class int
 
-// Classes.
+// Classes, in the order a joined error picks them: a failure that may
+// pass if retried decides over one that waits, which decides over one
+// that only a new revision can fix (so a status write that failed
+// transiently next to an invalid spec is retried, and the Stalled status
+// is eventually written).
 const (
 	// Transient failures retry with capped exponential backoff.
 	Transient Class = iota
-	// Permanent failures stall the component until a new revision arrives.
-	Permanent
 	// Waiting failures apply what they can and re-check after a period.
 	Waiting
+	// Permanent failures stall the component until a new revision arrives.
+	Permanent
 )
 
 func (c Class) String() string {
@@ -59,29 +63,65 @@ func withClass(class Class, reason string, err error) error {
 }
 
 // Classify returns how the loop should treat err and the reason a status
-// condition reports for it.
+// condition reports for it. Errors joined in err (errors.Join) are
+// classified one by one and the most retry-worthy class wins; an error
+// that says itself what it is (an invalid component, an explicit class)
+// is not split.
 func Classify(err error) (Class, string) {
-	var c *classified
-	if errors.As(err, &c) {
-		return c.class, c.reason
+	for e := err; e != nil; {
+		if c, ok := e.(*classified); ok {
+			return c.class, c.reason
+		}
+		if is, ok := e.(interface{ Is(error) bool }); ok && is.Is(api.ErrInvalid) {
+			return Permanent, ReasonInvalidSpec
+		}
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			return classifyJoined(j.Unwrap())
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			break
+		}
+		e = u.Unwrap()
 	}
+	return classifyOne(err)
+}
+
+// classifyJoined picks the most retry-worthy class of errs, with the
+// reason of the first error of that class.
+func classifyJoined(errs []error) (Class, string) {
+	best, reason := Permanent, ""
+	for _, e := range errs {
+		if class, r := Classify(e); reason == "" || class < best {
+			best, reason = class, r
+		}
+	}
+	if reason == "" {
+		return Transient, ReasonRetrying
+	}
+	return best, reason
+}
+
+func classifyOne(err error) (Class, string) {
 	switch {
 	case errors.Is(err, api.ErrInvalid):
-		return Permanent, "InvalidSpec"
+		return Permanent, ReasonInvalidSpec
 	case apply.IsPermanent(err):
-		return Permanent, "Rejected"
+		return Permanent, ReasonRejected
 	case errors.Is(err, apply.ErrKindNotInstalled):
-		return Waiting, "KindNotInstalled"
+		return Waiting, ReasonKindNotInstalled
+	case errors.Is(err, apply.ErrNotOwned):
+		return Waiting, ReasonConflict
 	case errors.Is(err, ErrNamespaceMissing):
-		return Waiting, "NamespaceMissing"
+		return Waiting, ReasonNamespaceMissing
 	case errors.Is(err, bus.ErrPermissionDenied):
-		return Waiting, "PermissionDenied"
+		return Waiting, ReasonPermissionDenied
 	case errors.Is(err, streams.ErrDrift):
-		return Permanent, "ConsumerDrift"
+		return Permanent, ReasonConsumerDrift
 	case isRejectedByJetStream(err):
-		return Permanent, "StreamRejected"
+		return Permanent, ReasonStreamRejected
 	}
-	return Transient, "Retrying"
+	return Transient, ReasonRetrying
 }
 
 // stepError names the step of the chain that failed.
@@ -99,3 +139,5 @@ func isRejectedByJetStream(err error) bool {
 	var apiErr *jetstream.APIError
 	return errors.As(err, &apiErr) && !bus.IsTransient(err)
 }
+
+func isNotFound(err error) bool { return errors.Is(err, bus.ErrNotFound) }

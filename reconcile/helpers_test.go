@@ -64,10 +64,12 @@ func contains(rendered runtime.Object, live *unstructured.Unstructured) error {
 	return subset("", m, live.Object)
 }
 
-// counter is an Observer that counts reconciles per key.
+// counter is an Observer that counts reconciles per key and rechecks.
 type counter struct {
 	mu         sync.Mutex
 	reconciles map[string]int
+	rechecks   int
+	full       int
 }
 
 func newCounter() *counter { return &counter{reconciles: map[string]int{}} }
@@ -79,6 +81,22 @@ func (c *counter) Reconciled(key string, _ time.Duration, _ error) {
 }
 func (c *counter) Applied(apply.Result)    {}
 func (c *counter) Retried(reconcile.Class) {}
+
+func (c *counter) Rechecked(full bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rechecks++
+	if full {
+		c.full++
+	}
+}
+
+// fullRechecks returns how many full rechecks have run.
+func (c *counter) fullRechecks() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.full
+}
 
 func (c *counter) count(key string) int {
 	c.mu.Lock()

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinyctl/tinyctl/api/defaults"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -39,11 +41,11 @@ func TestComponentLifecycle(t *testing.T) {
 	rev := e.publish(comp)
 
 	// Publish: everything render produces exists.
-	objs, err := render.Render(api.Default(comp), rev, e.cfg.Cluster)
+	objs, err := render.Render(defaults.Apply(comp), rev, e.cfg.Cluster)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.waitStatus("extractor", reconcile.CondReady, "True", rev)
+	e.waitStatus("extractor", api.ConditionReady, "True", rev)
 	if err := contains(objs.Deployment, e.get(deployments, "extractor")); err != nil {
 		t.Errorf("Deployment differs from render: %v", err)
 	}
@@ -68,7 +70,7 @@ func TestComponentLifecycle(t *testing.T) {
 	mark := kube.AuditMark(t)
 	comp.Spec.Image = "registry.example.com/acme/extractor:1.0.1"
 	rev = e.publish(comp)
-	e.waitStatus("extractor", reconcile.CondReady, "True", rev)
+	e.waitStatus("extractor", api.ConditionReady, "True", rev)
 	e.waitFor(deployments, "extractor", imageIs(comp.Spec.Image))
 	if w := kubeWrites(t, mark, e.ns); w["deployments"] != 1 || len(w) != 1 {
 		t.Errorf("writes after an image change = %v, want only deployments: 1", w)
@@ -77,14 +79,14 @@ func TestComponentLifecycle(t *testing.T) {
 	// Remove scaling: the ScaledObject is pruned and replicas owned again.
 	comp.Spec.Scaling = nil
 	rev = e.publish(comp)
-	e.waitStatus("extractor", reconcile.CondReady, "True", rev)
+	e.waitStatus("extractor", api.ConditionReady, "True", rev)
 	e.waitGone(scaledObjects, "extractor")
 	if !ownsReplicas(e.get(deployments, "extractor")) {
 		t.Error("tinyctl does not own spec.replicas once scaling is removed")
 	}
 
 	// Delete: children go, the stream stays (deletion.stream defaults to Retain).
-	if err := e.specs.Delete(context.Background(), api.KeyOf(api.Default(comp)), 0); err != nil {
+	if err := e.specs.Delete(context.Background(), api.KeyOf(defaults.Apply(comp)), 0); err != nil {
 		t.Fatal(err)
 	}
 	e.waitGone(deployments, "extractor")
@@ -105,7 +107,7 @@ func TestDeleteWithStreamPolicyDeleteRemovesTheStream(t *testing.T) {
 	e.start()
 	comp := e.component("exporter", func(c *api.Component) { c.Spec.Deletion.Stream = api.Delete })
 	rev := e.publish(comp)
-	e.waitStatus("exporter", reconcile.CondReady, "True", rev)
+	e.waitStatus("exporter", api.ConditionReady, "True", rev)
 	if e.stream("exporter") == nil {
 		t.Fatal("stream not created")
 	}

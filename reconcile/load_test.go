@@ -16,7 +16,10 @@ import (
 )
 
 func TestBurstOfPutsToOneKeyCoalesces(t *testing.T) {
-	e := newEnv(t, reconcile.Config{})
+	// A quiet period long enough that a loaded machine's pauses between
+	// puts do not end the burst, and no cap on the wait: the burst then
+	// costs one reconcile for its first put and one for its last.
+	e := newEnv(t, reconcile.Config{Coalesce: 300 * time.Millisecond, CoalesceMax: time.Minute})
 	e.start()
 	mark := kube.AuditMark(t)
 	var last uint64
@@ -27,12 +30,14 @@ func TestBurstOfPutsToOneKeyCoalesces(t *testing.T) {
 		})
 		last = e.publish(comp)
 	}
-	e.waitStatus("burst", reconcile.CondReady, "True", last)
+	e.waitStatus("burst", api.ConditionReady, "True", last)
 	e.waitFor(deployments, "burst", envIs("GENERATION", "999"))
 	w := kubeWrites(t, mark, e.ns)
 	t.Logf("1000 puts -> %d Deployment writes, %d NetworkPolicy writes", w["deployments"], w["networkpolicies"])
-	if w["deployments"] > 10 {
-		t.Errorf("1000 puts cost %d Deployment writes, want a handful (<= 10)", w["deployments"])
+	// Without coalescing the workers catch a revision every few puts (11
+	// writes on this machine).
+	if w["deployments"] > 2 {
+		t.Errorf("1000 puts cost %d Deployment writes, want at most 2 (the first put and the last)", w["deployments"])
 	}
 }
 
@@ -69,10 +74,10 @@ func TestPoisonSpecDoesNotBlockTheOthers(t *testing.T) {
 		revs = append(revs, e.publish(e.component(fmt.Sprintf("healthy-%02d", i))))
 	}
 	for i := range 99 {
-		e.waitStatus(fmt.Sprintf("healthy-%02d", i), reconcile.CondReady, "True", revs[i])
+		e.waitStatus(fmt.Sprintf("healthy-%02d", i), api.ConditionReady, "True", revs[i])
 	}
-	rec := e.waitStatus("poison", reconcile.CondStalled, "True", prev)
-	ready, _ := condition(rec.Conditions, reconcile.CondReady)
+	rec := e.waitStatus("poison", api.ConditionStalled, "True", prev)
+	ready, _ := condition(rec.Conditions, api.ConditionReady)
 	for _, want := range []string{"spec.image", "spec.jobs.subjects[0]"} {
 		if !strings.Contains(ready.Message, want) {
 			t.Errorf("poison Ready message %q does not name %s", ready.Message, want)
@@ -106,13 +111,13 @@ func TestScaledObjectAppearsWhenTheCRDIsInstalledLater(t *testing.T) {
 	e.start()
 	rev := e.publish(e.component("later", scaled))
 	e.waitFor(deployments, "later", nil)
-	rec := e.waitStatus("later", reconcile.CondReady, "False", rev)
-	if r, _ := condition(rec.Conditions, reconcile.CondReady); r.Reason != "KindNotInstalled" {
+	rec := e.waitStatus("later", api.ConditionReady, "False", rev)
+	if r, _ := condition(rec.Conditions, api.ConditionReady); r.Reason != "KindNotInstalled" {
 		t.Errorf("Ready reason %q, want KindNotInstalled", r.Reason)
 	}
 	withScaledObjectCRD(t)
 	e.waitFor(scaledObjects, "later", nil)
-	e.waitStatus("later", reconcile.CondReady, "True", rev)
+	e.waitStatus("later", api.ConditionReady, "True", rev)
 }
 
 func TestMissingNamespaceIsAClearCondition(t *testing.T) {
@@ -130,12 +135,12 @@ func TestMissingNamespaceIsAClearCondition(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if r, _ := condition(rec.Conditions, reconcile.CondReady); r.Reason != "NamespaceMissing" || rec.ObservedRevision != rev {
+		if r, _ := condition(rec.Conditions, api.ConditionReady); r.Reason != "NamespaceMissing" || rec.ObservedRevision != rev {
 			return errors.New("not NamespaceMissing yet")
 		}
 		return nil
 	})
-	if r, _ := condition(rec.Conditions, reconcile.CondReady); !strings.Contains(r.Message, `"no-such-namespace"`) {
+	if r, _ := condition(rec.Conditions, api.ConditionReady); !strings.Contains(r.Message, `"no-such-namespace"`) {
 		t.Errorf("message %q does not name the namespace", r.Message)
 	}
 }

@@ -25,6 +25,9 @@ type Observer interface {
 	Applied(r apply.Result)
 	// Retried is called when a key is requeued after a failure.
 	Retried(class Class)
+	// Rechecked is called after every periodic check; full says it
+	// re-enqueued every key.
+	Rechecked(full bool)
 }
 
 type nopObserver struct{}
@@ -32,3 +35,4 @@ type nopObserver struct{}
 func (nopObserver) Reconciled(string, time.Duration, error) {}
 func (nopObserver) Applied(apply.Result)                    {}
 func (nopObserver) Retried(Class)                           {}
+func (nopObserver) Rechecked(bool)                          {}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/rs/zerolog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,13 +20,13 @@ const fullResyncEvery = 10
 // for child kinds whose CRD appeared, re-enqueues components whose stream
 // is gone, reports orphans, and now and then re-enqueues every key.
 func (c *Controller) recheckLoop(ctx context.Context) {
-	t := time.NewTicker(c.cfg.Recheck)
+	t := c.clock.NewTicker(c.cfg.Recheck)
 	defer t.Stop()
 	for n := 1; ; n++ {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 		c.recheck(ctx, n%fullResyncEvery == 0)
 	}
@@ -35,6 +34,7 @@ func (c *Controller) recheckLoop(ctx context.Context) {
 
 func (c *Controller) recheck(ctx context.Context, full bool) {
 	log := zerolog.Ctx(ctx)
+	defer c.obs.Rechecked(full)
 	if err := c.children.startAvailable(ctx); err != nil {
 		log.Warn().Err(err).Msg("start child informers")
 	}
@@ -63,22 +63,18 @@ func (c *Controller) recheck(ctx context.Context, full bool) {
 func (c *Controller) stalledAt(key string) bool {
 	e, _ := c.specs.get(key)
 	st, ok := c.status.get(key)
-	if !ok || st.ObservedRevision != e.rev {
-		return false
-	}
-	cond, found := findCondition(st.Conditions, CondStalled)
-	return found && cond.Status == condTrue
+	return ok && st.ObservedRevision == e.rev && st.IsTrue(api.ConditionStalled)
 }
 
 // checkBucket signals the watch loop when the spec bucket's incarnation
 // changed (deleted and created again), which a resuming watch cannot see.
 func (c *Controller) checkBucket(ctx context.Context) error {
-	info, err := c.deps.Specs.Info(ctx)
+	created, err := c.deps.Specs.Incarnation(ctx)
 	if err != nil {
 		return err
 	}
-	if prev, _ := c.bucketCreated.Load().(time.Time); !info.Created.Equal(prev) {
-		c.bucketCreated.Store(info.Created)
+	if prev := c.incarnation.Load(); prev == nil || !created.Equal(*prev) {
+		c.incarnation.Store(&created)
 		select {
 		case c.recreated <- struct{}{}:
 		default:
@@ -91,12 +87,13 @@ func (c *Controller) checkBucket(ctx context.Context) error {
 // (its status lists it) but which no longer exists (deleted behind
 // tinyctl's back), with one listing call.
 func (c *Controller) checkStreams(ctx context.Context) error {
-	names, err := c.deps.StreamNames(ctx)
+	names, err := c.deps.Streams.Names(ctx)
 	if err != nil {
 		return err
 	}
 	for _, key := range c.specs.liveKeys() {
-		if stream, ok := c.status.stream(key); ok && !slices.Contains(names, stream) {
+		st, _ := c.status.get(key)
+		if stream, ok := st.ChildOfKind(api.KindStream); ok && !slices.Contains(names, stream.Name) {
 			c.queue.Add(key)
 		}
 	}
@@ -119,20 +116,20 @@ func (c *Controller) Orphans() map[string][]api.Child {
 	return out
 }
 
-// reportOrphans writes an Orphaned status for each orphan.
+// reportOrphans writes an Orphaned status for each orphan and logs each
+// new one once.
 func (c *Controller) reportOrphans(ctx context.Context) error {
-	for key, kids := range c.Orphans() {
+	orphans := c.Orphans()
+	c.orphansLogged.keep(func(key string) bool { _, still := orphans[key]; return still })
+	for key, kids := range orphans {
 		slices.SortFunc(kids, func(a, b api.Child) int {
 			return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Name, b.Name))
 		})
-		r := report{children: kids, conditions: []api.Condition{{
-			Type: CondOrphaned, Status: condTrue, Reason: "SpecMissing",
-			Message: "children exist but the spec bucket holds neither a value nor a delete marker for this key; they are kept: publish the spec again, or delete them by hand",
-		}}}
-		if err := c.writeStatus(ctx, key, r); err != nil {
+		st := api.Status{Component: key, Cluster: c.cfg.Cluster.Name, Children: kids, Conditions: orphanedConditions()}
+		if err := c.writeStatus(ctx, st); err != nil {
 			return err
 		}
-		if _, known := c.orphansLogged.LoadOrStore(key, true); !known {
+		if c.orphansLogged.add(key) {
 			zerolog.Ctx(ctx).Warn().Str(LogKey, key).Int("children", len(kids)).Msg("orphaned children kept")
 		}
 	}

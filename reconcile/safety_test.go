@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tinyctl/tinyctl/api/defaults"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -27,19 +29,20 @@ func TestRestartWithNothingChangedWritesNothing(t *testing.T) {
 		revs[name] = e.publish(e.component(name, mut))
 	}
 	for name, rev := range revs {
-		e.waitStatus(name, reconcile.CondReady, "True", rev)
+		e.waitStatus(name, api.ConditionReady, "True", rev)
 	}
 	e.halt()
 
 	mark := kube.AuditMark(t)
 	js := watchJetStreamWrites(t, e.conn.NATS())
 	statusBefore := lastSeq(t, e, "KV_"+status.DefaultBucket)
+	rechecks := newCounter()
+	e.obs = rechecks
 	e.start() // waits for Ready: every initial value reconciled once
-	// Let a few periodic rechecks run too, then count.
-	obs := e.ctrl.LastRevision()
+	// Then a full recheck, which re-enqueues every key, and its work.
 	waitUntil(t, func() error {
-		if e.ctrl.QueueDepth() != 0 || e.ctrl.LastRevision() != obs {
-			return fmt.Errorf("controller busy")
+		if rechecks.fullRechecks() == 0 || e.ctrl.QueueDepth() != 0 {
+			return fmt.Errorf("%d full rechecks, queue %d", rechecks.fullRechecks(), e.ctrl.QueueDepth())
 		}
 		return nil
 	})
@@ -70,7 +73,7 @@ func TestDeleteRacingReconcileNeverResurrects(t *testing.T) {
 	for i := range 100 {
 		comp := e.component(fmt.Sprintf("racer-%03d", i))
 		e.publish(comp)
-		if err := e.specs.Delete(ctx, api.KeyOf(api.Default(comp)), 0); err != nil {
+		if err := e.specs.Delete(ctx, api.KeyOf(defaults.Apply(comp)), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -108,7 +111,7 @@ func TestRecreatedEmptyBucketDeletesNothing(t *testing.T) {
 	names := []string{"keep-a", "keep-b", "keep-c"}
 	for _, n := range names {
 		rev := e.publish(e.component(n))
-		e.waitStatus(n, reconcile.CondReady, "True", rev)
+		e.waitStatus(n, api.ConditionReady, "True", rev)
 	}
 	ctx := context.Background()
 	if err := e.js.DeleteKeyValue(ctx, specs.DefaultBucket); err != nil {
@@ -129,7 +132,7 @@ func TestRecreatedEmptyBucketDeletesNothing(t *testing.T) {
 		return nil
 	})
 	for _, n := range names {
-		e.waitStatus(n, reconcile.CondOrphaned, "True", 0)
+		e.waitStatus(n, api.ConditionOrphaned, "True", 0)
 		// ...and nothing was deleted.
 		if e.get(deployments, n) == nil || e.get(networkPolicies, n) == nil {
 			t.Errorf("%s: children deleted after the bucket was recreated", n)

@@ -3,19 +3,13 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/rs/zerolog"
-
-	"github.com/tinyctl/tinyctl/bus/kv"
 )
 
 // openWatch watches the whole spec bucket from its current values.
-func (c *Controller) openWatch(ctx context.Context) (*kv.Watcher, error) {
-	log := zerolog.Ctx(ctx)
-	w, err := c.deps.Specs.Watch(ctx, kv.WatchOptions{OnRestart: func(reason error) {
-		log.Warn().Err(reason).Msg("spec watch re-created")
-	}})
+func (c *Controller) openWatch(ctx context.Context) (SpecWatch, error) {
+	w, err := c.deps.Specs.Watch(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("watch spec bucket: %w", err)
 	}
@@ -26,7 +20,7 @@ func (c *Controller) openWatch(ctx context.Context) (*kv.Watcher, error) {
 // the bucket was deleted and created again, it forgets every cached entry
 // and watches the new bucket from its initial values: keys it no longer
 // holds leave their children behind as orphans, never deleted.
-func (c *Controller) watchLoop(ctx context.Context, w *kv.Watcher) {
+func (c *Controller) watchLoop(ctx context.Context, w SpecWatch) {
 	log := zerolog.Ctx(ctx)
 	for {
 		recreated := c.consume(ctx, w)
@@ -45,7 +39,7 @@ func (c *Controller) watchLoop(ctx context.Context, w *kv.Watcher) {
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(c.cfg.Recheck):
+			case <-c.clock.After(c.cfg.Recheck):
 			}
 		}
 	}
@@ -55,7 +49,7 @@ func (c *Controller) watchLoop(ctx context.Context, w *kv.Watcher) {
 // the watch closes, or the bucket is found recreated (then it returns
 // true). The initial values are remembered so that Ready turns true only
 // once every one of them has been reconciled.
-func (c *Controller) consume(ctx context.Context, w *kv.Watcher) (recreated bool) {
+func (c *Controller) consume(ctx context.Context, w SpecWatch) (recreated bool) {
 	log := zerolog.Ctx(ctx)
 	for {
 		select {
@@ -75,17 +69,17 @@ func (c *Controller) consume(ctx context.Context, w *kv.Watcher) (recreated bool
 	}
 }
 
-func (c *Controller) handleEvent(ev kv.Event) {
-	if ev.InitialDone {
-		c.initialDone.Store(true)
+func (c *Controller) handleEvent(ev Event) {
+	if ev.Synced {
+		c.synced.Store(true)
 		c.checkReady()
 		return
 	}
 	if !c.specs.observe(ev.Entry) {
 		return
 	}
-	if !c.initialDone.Load() {
-		c.pending.Store(ev.Key, struct{}{})
+	if !c.synced.Load() {
+		c.pending.add(ev.Key)
 		c.queue.Add(ev.Key)
 		return
 	}
@@ -96,17 +90,15 @@ func (c *Controller) handleEvent(ev kv.Event) {
 // markDone records that key has been reconciled once (successfully or
 // not), for readiness.
 func (c *Controller) markDone(key string) {
-	c.pending.Delete(key)
+	c.pending.remove(key)
 	c.checkReady()
 }
 
 func (c *Controller) checkReady() {
-	if c.ready.Load() || !c.initialDone.Load() {
+	if c.ready.Load() || !c.synced.Load() {
 		return
 	}
-	empty := true
-	c.pending.Range(func(any, any) bool { empty = false; return false })
-	if empty {
+	if c.pending.len() == 0 {
 		c.ready.Store(true)
 	}
 }

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -30,9 +29,9 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	log := zerolog.Ctx(ctx).With().Str(LogKey, key).Uint64(LogRevision, e.rev).Logger()
 	ctx = log.WithContext(ctx)
 
-	start := time.Now()
+	start := c.clock.Now()
 	err := c.sync(ctx, key)
-	c.obs.Reconciled(key, time.Since(start), err)
+	c.obs.Reconciled(key, c.clock.Since(start), err)
 	c.markDone(key)
 	if err == nil {
 		c.queue.Forget(key)

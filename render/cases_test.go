@@ -3,6 +3,8 @@ package render_test
 import (
 	"testing"
 
+	"github.com/tinyctl/tinyctl/api/defaults"
+
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/render"
 )
@@ -91,7 +93,7 @@ func renderCases() []renderCase {
 // mustRender defaults and renders tc, failing the test on error.
 func mustRender(tb testing.TB, tc renderCase) render.Objects {
 	tb.Helper()
-	objs, err := render.Render(api.Default(tc.component), testRevision, tc.cluster)
+	objs, err := render.Render(defaults.Apply(tc.component), testRevision, tc.cluster)
 	if err != nil {
 		tb.Fatalf("Render(%s): %v", tc.name, err)
 	}

@@ -5,6 +5,9 @@ import (
 	"path"
 	"sort"
 
+	"github.com/tinyctl/tinyctl/api/defaults"
+	"github.com/tinyctl/tinyctl/api/workerenv"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -46,11 +49,11 @@ func deployment(c api.Component, cl Cluster, m meta) (*appsv1.Deployment, error)
 	return d, stamp(d, d, m)
 }
 
-// replicas is the fixed worker count: the spec's, or api.DefaultReplicas
+// replicas is the fixed worker count: the spec's, or defaults.Replicas
 // when an undefaulted component left it unset.
 func replicas(r *int32) int32 {
 	if r == nil {
-		return api.DefaultReplicas
+		return defaults.Replicas
 	}
 	return *r
 }
@@ -129,12 +132,12 @@ func container(c api.Component, cl Cluster) (corev1.Container, error) {
 func containerEnv(c api.Component, cl Cluster) ([]corev1.EnvVar, error) {
 	md := c.Metadata
 	env := []corev1.EnvVar{
-		{Name: api.EnvNATSURL, Value: cl.NATS.URL},
-		{Name: api.EnvStream, Value: StreamName(md.Namespace, md.Name)},
-		{Name: api.EnvConsumer, Value: ConsumerName(md.Namespace, md.Name)},
+		{Name: workerenv.NATSURL, Value: cl.NATS.URL},
+		{Name: workerenv.Stream, Value: StreamName(md.Namespace, md.Name)},
+		{Name: workerenv.Consumer, Value: ConsumerName(md.Namespace, md.Name)},
 	}
 	if cl.NATS.CredentialsSecret != "" {
-		env = append(env, corev1.EnvVar{Name: api.EnvNATSCreds, Value: path.Join(CredentialsDir, cl.NATS.CredentialsKey)})
+		env = append(env, corev1.EnvVar{Name: workerenv.NATSCreds, Value: path.Join(CredentialsDir, cl.NATS.CredentialsKey)})
 	}
 	seen := make(map[string]bool, len(env)+len(c.Spec.Env))
 	for _, e := range env {

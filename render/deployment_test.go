@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tinyctl/tinyctl/api/defaults"
+	"github.com/tinyctl/tinyctl/api/workerenv"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
@@ -73,7 +76,7 @@ func assertTmpIsWritable(t *testing.T, pod corev1.PodSpec) {
 // cluster has a NATS credentials Secret, and that nothing is mounted or
 // annotated when it has none.
 func TestCredentialsAreMountedReadOnly(t *testing.T) {
-	c := api.Default(component("extractor", api.Spec{}))
+	c := defaults.Apply(component("extractor", api.Spec{}))
 	cl := withCredentials()
 	objs, err := render.Render(c, 1, cl)
 	if err != nil {
@@ -92,8 +95,8 @@ func TestCredentialsAreMountedReadOnly(t *testing.T) {
 	if diff := cmp.Diff(wantVol, pod.Volumes[1].VolumeSource); diff != "" {
 		t.Errorf("credentials volume (-want +got):\n%s", diff)
 	}
-	if got := envValue(pod.Containers[0].Env, api.EnvNATSCreds); got != "/etc/tinyctl/nats/nats.creds" {
-		t.Errorf("%s = %q, want the mounted file", api.EnvNATSCreds, got)
+	if got := envValue(pod.Containers[0].Env, workerenv.NATSCreds); got != "/etc/tinyctl/nats/nats.creds" {
+		t.Errorf("%s = %q, want the mounted file", workerenv.NATSCreds, got)
 	}
 
 	objs, err = render.Render(c, 1, testCluster())
@@ -111,15 +114,15 @@ func TestCredentialsAreMountedReadOnly(t *testing.T) {
 // TestWorkerEnvironment checks the variables a worker reads to find its
 // broker, stream and consumer, ahead of the user's own.
 func TestWorkerEnvironment(t *testing.T) {
-	c := api.Default(component("extractor", api.Spec{Env: []api.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}}}))
+	c := defaults.Apply(component("extractor", api.Spec{Env: []api.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}}}))
 	objs, err := render.Render(c, 1, testCluster())
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []corev1.EnvVar{
-		{Name: api.EnvNATSURL, Value: render.DefaultNATSURL},
-		{Name: api.EnvStream, Value: "tinyctl_workers_extractor"},
-		{Name: api.EnvConsumer, Value: "tinyctl_workers_extractor_worker"},
+		{Name: workerenv.NATSURL, Value: render.DefaultNATSURL},
+		{Name: workerenv.Stream, Value: "tinyctl_workers_extractor"},
+		{Name: workerenv.Consumer, Value: "tinyctl_workers_extractor_worker"},
 		{Name: "LOG_LEVEL", Value: "debug"},
 	}
 	if diff := cmp.Diff(want, objs.Deployment.Spec.Template.Spec.Containers[0].Env); diff != "" {
@@ -141,7 +144,7 @@ func TestReplicasOwnership(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			objs, err := render.Render(api.Default(component("w", tt.spec)), 1, testCluster())
+			objs, err := render.Render(defaults.Apply(component("w", tt.spec)), 1, testCluster())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +167,7 @@ func TestRenderRefusesWhatTheServersWould(t *testing.T) {
 		field string
 	}{
 		"bad quantity":            {api.Spec{Resources: &api.Resources{Limits: map[string]string{"memory": "lots"}}}, "spec.resources.limits.memory"},
-		"reserved env":            {api.Spec{Env: []api.EnvVar{{Name: api.EnvNATSURL, Value: "x"}}}, "spec.env[0]"},
+		"reserved env":            {api.Spec{Env: []api.EnvVar{{Name: workerenv.NATSURL, Value: "x"}}}, "spec.env[0]"},
 		"duplicate env":           {api.Spec{Env: []api.EnvVar{{Name: "A"}, {Name: "A"}}}, "spec.env[1]"},
 		"bad duration":            {api.Spec{Jobs: api.Jobs{Consumer: api.ConsumerSpec{AckWait: "soon"}}}, "spec.jobs.consumer.ackWait"},
 		"window beyond max age":   {api.Spec{Jobs: api.Jobs{Stream: api.StreamSpec{MaxAge: "1m", DuplicateWindow: "2m"}}}, "spec.jobs.stream.duplicateWindow"},
@@ -175,7 +178,7 @@ func TestRenderRefusesWhatTheServersWould(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := render.Render(api.Default(component("w", tt.spec)), 1, testCluster())
+			_, err := render.Render(defaults.Apply(component("w", tt.spec)), 1, testCluster())
 			if !errors.Is(err, api.ErrInvalid) {
 				t.Fatalf("Render error = %v, want api.ErrInvalid", err)
 			}

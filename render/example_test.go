@@ -3,6 +3,8 @@ package render_test
 import (
 	"fmt"
 
+	"github.com/tinyctl/tinyctl/api/defaults"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -13,7 +15,7 @@ import (
 // durable consumer the worker is told about, and the names KEDA's trigger
 // watches, which are the same.
 func ExampleRender() {
-	c := api.Default(api.Component{
+	c := defaults.Apply(api.Component{
 		APIVersion: api.APIVersion,
 		Kind:       api.Kind,
 		Metadata:   api.Metadata{Name: "extractor", Namespace: "workers"},

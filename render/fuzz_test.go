@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/tinyctl/tinyctl/api/decode"
+	"github.com/tinyctl/tinyctl/api/defaults"
+	"github.com/tinyctl/tinyctl/api/validate"
+
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -42,12 +45,12 @@ func FuzzRender(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := api.Decode(data)
+		c, err := decode.Component(data)
 		if err != nil {
 			return
 		}
-		c = api.Default(c)
-		if errs := api.Validate(c); len(errs) > 0 {
+		c = defaults.Apply(c)
+		if errs := validate.Component(c); len(errs) > 0 {
 			return
 		}
 		for _, cl := range []render.Cluster{testCluster(), withCredentials()} {

@@ -3,6 +3,8 @@ package render_test
 import (
 	"testing"
 
+	"github.com/tinyctl/tinyctl/api/defaults"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -21,7 +23,7 @@ func TestContentHashIgnoresRevisionAndClusterName(t *testing.T) {
 		if len(cluster) > 0 {
 			cl.Name = cluster[0]
 		}
-		objs, err := render.Render(api.Default(c), rev, cl)
+		objs, err := render.Render(defaults.Apply(c), rev, cl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,11 +69,11 @@ func TestContentHashIgnoresRevisionAndClusterName(t *testing.T) {
 // depends on the revision.
 func TestPodTemplateIgnoresRevision(t *testing.T) {
 	tc := findCase(t, "fixed-replicas")
-	a, err := render.Render(api.Default(tc.component), 1, tc.cluster)
+	a, err := render.Render(defaults.Apply(tc.component), 1, tc.cluster)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := render.Render(api.Default(tc.component), 99, tc.cluster)
+	b, err := render.Render(defaults.Apply(tc.component), 99, tc.cluster)
 	if err != nil {
 		t.Fatal(err)
 	}

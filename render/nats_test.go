@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/render"
 )
@@ -25,7 +26,7 @@ func TestJetStreamAcceptsRenderedConfigs(t *testing.T) {
 	for _, tc := range renderCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := mustRender(t, tc)
-			js, err := jetstream.New(testenv.NATS(t).Connect(t))
+			js, err := jetstream.New(natstest.Start(t).Connect(t))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,10 +7,19 @@ import (
 
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/lease"
-	"github.com/tinyctl/tinyctl/render"
+	"github.com/tinyctl/tinyctl/reconcile"
 )
 
-// Config is everything a controller process needs. Zero fields take the
+// Defaults of Config that are the process's own; the loop's defaults are
+// reconcile's (reconcile.Default*), the lease's are lease.DefaultTTL.
+const (
+	DefaultMetricsAddr  = ":9090"
+	DefaultHealthAddr   = ":8081"
+	DefaultHeartbeatTTL = 30 * time.Second
+)
+
+// Config is everything a controller process needs: the one configuration
+// `tinyctl serve`'s flags, dev mode and tests fill. Zero fields take the
 // defaults documented on each field.
 type Config struct {
 	// NATS is how to reach the broker. Ignored when Embedded is set.
@@ -26,19 +35,12 @@ type Config struct {
 	// SpecBucket and StatusBucket name the buckets (defaults
 	// tinyctl-components and tinyctl-status).
 	SpecBucket, StatusBucket string
-	// Cluster is what render needs; Cluster.Name also names this cluster's
-	// status records, heartbeat and lease (default "default").
-	Cluster render.Cluster
-	// ClusterLabels are matched by placement.clusterSelector.
-	ClusterLabels map[string]string
-	// Workers reconcile keys in parallel (default 4).
-	Workers int
-	// Namespaces the controller may manage; empty means all.
-	Namespaces []string
-	// CreateNamespaces lets the controller create missing namespaces.
-	CreateNamespaces bool
+	// Loop tunes the reconcile loop; Loop.Cluster.Name also names this
+	// cluster's status records, heartbeat and lease (default "default").
+	Loop reconcile.Config
 	// MetricsAddr and HealthAddr are listen addresses (defaults :9090 and
-	// :8081); "-" disables the server.
+	// :8081; port 0 picks a free port, see Process.Addrs); "-" disables
+	// the server.
 	MetricsAddr, HealthAddr string
 	// Holder names this process in the lease (default hostname-pid).
 	Holder string
@@ -48,20 +50,16 @@ type Config struct {
 	// HeartbeatTTL is how long the cluster's heartbeat lives without renewal
 	// (default 30s); status readers call a cluster stale after it.
 	HeartbeatTTL time.Duration
-	// ShutdownGrace bounds how long in-flight reconciles may finish after
-	// SIGTERM (default 10s).
-	ShutdownGrace time.Duration
-	// Recheck is the period of the loop's periodic checks (default 30s).
-	Recheck time.Duration
 }
 
-func (c Config) withDefaults() Config {
-	c.Cluster = c.Cluster.WithDefaults()
+// WithDefaults returns c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	c.Loop = c.Loop.WithDefaults()
 	if c.MetricsAddr == "" {
-		c.MetricsAddr = ":9090"
+		c.MetricsAddr = DefaultMetricsAddr
 	}
 	if c.HealthAddr == "" {
-		c.HealthAddr = ":8081"
+		c.HealthAddr = DefaultHealthAddr
 	}
 	if c.Holder == "" {
 		host, _ := os.Hostname()
@@ -71,10 +69,13 @@ func (c Config) withDefaults() Config {
 		c.LeaseTTL = lease.DefaultTTL
 	}
 	if c.HeartbeatTTL == 0 {
-		c.HeartbeatTTL = 30 * time.Second
+		c.HeartbeatTTL = DefaultHeartbeatTTL
 	}
 	return c
 }
 
+// cluster is this cluster's name.
+func (c Config) cluster() string { return c.Loop.Cluster.Name }
+
 // leaseName is the lease one cluster's controllers campaign for.
-func (c Config) leaseName() string { return "controller." + c.Cluster.Name }
+func (c Config) leaseName() string { return "controller." + c.cluster() }

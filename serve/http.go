@@ -12,7 +12,57 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// servers are the metrics and health listeners.
+// listeners are the bound metrics and health addresses (nil when
+// disabled; one listener serves both when the addresses are equal).
+type listeners struct {
+	metrics, health net.Listener
+}
+
+// disabled is the address that turns a server off.
+const disabled = "-"
+
+// listen binds the metrics and health addresses.
+func listen(metricsAddr, healthAddr string) (listeners, error) {
+	var ls listeners
+	var err error
+	if healthAddr != disabled {
+		if ls.health, err = net.Listen("tcp", healthAddr); err != nil {
+			return ls, fmt.Errorf("listen %s: %w", healthAddr, err)
+		}
+	}
+	if metricsAddr != disabled && metricsAddr != healthAddr {
+		if ls.metrics, err = net.Listen("tcp", metricsAddr); err != nil {
+			ls.close()
+			return ls, fmt.Errorf("listen %s: %w", metricsAddr, err)
+		}
+	}
+	return ls, nil
+}
+
+func (ls listeners) close() {
+	for _, l := range []net.Listener{ls.metrics, ls.health} {
+		if l != nil {
+			_ = l.Close()
+		}
+	}
+}
+
+// addrs returns the bound addresses, the health one for metrics when they
+// share a listener.
+func (ls listeners) addrs() (metrics, health string) {
+	if ls.health != nil {
+		health = ls.health.Addr().String()
+	}
+	switch {
+	case ls.metrics != nil:
+		metrics = ls.metrics.Addr().String()
+	case ls.health != nil:
+		metrics = health
+	}
+	return metrics, health
+}
+
+// servers are the running metrics and health servers.
 type servers []*http.Server
 
 func (s servers) close() {
@@ -23,64 +73,47 @@ func (s servers) close() {
 	}
 }
 
-// serveHTTP starts /metrics on MetricsAddr and /healthz, /readyz on
-// HealthAddr (one server when both are the same address).
-func (p *process) serveHTTP(ctx context.Context) (servers, error) {
+// serveHTTP serves /metrics and /healthz, /readyz on the bound listeners
+// (/metrics on the health listener too when they share an address).
+func (p *Process) serveHTTP(ctx context.Context) servers {
 	metricsMux, healthMux := http.NewServeMux(), http.NewServeMux()
-	metricsMux.Handle("GET /metrics", promhttp.HandlerFor(p.metrics.reg, promhttp.HandlerOpts{}))
+	metrics := promhttp.HandlerFor(p.metrics.reg, promhttp.HandlerOpts{})
+	metricsMux.Handle("GET /metrics", metrics)
 	healthMux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	healthMux.HandleFunc("GET /readyz", p.readyz)
 	if p.cfg.MetricsAddr == p.cfg.HealthAddr {
-		healthMux.Handle("GET /metrics", metricsMux)
-		metricsMux = nil
+		healthMux.Handle("GET /metrics", metrics)
 	}
 	var out servers
 	for _, s := range []struct {
-		addr string
-		mux  *http.ServeMux
-	}{{p.cfg.MetricsAddr, metricsMux}, {p.cfg.HealthAddr, healthMux}} {
-		if s.mux == nil || s.addr == "-" {
-			continue
+		l   net.Listener
+		mux *http.ServeMux
+	}{{p.listeners.metrics, metricsMux}, {p.listeners.health, healthMux}} {
+		if s.l != nil {
+			out = append(out, serve(ctx, s.l, s.mux))
 		}
-		srv, err := listen(ctx, s.addr, s.mux)
-		if err != nil {
-			out.close()
-			return nil, err
-		}
-		out = append(out, srv)
 	}
-	return out, nil
+	return out
 }
 
-func listen(ctx context.Context, addr string, h http.Handler) (*http.Server, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", addr, err)
-	}
+func serve(ctx context.Context, l net.Listener, h http.Handler) *http.Server {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	zerolog.Ctx(ctx).Info().Str("addr", ln.Addr().String()).Msg("http listening")
+	zerolog.Ctx(ctx).Info().Str("addr", l.Addr().String()).Msg("http listening")
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			zerolog.Ctx(ctx).Error().Err(err).Str("addr", addr).Msg("http server stopped")
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			zerolog.Ctx(ctx).Error().Err(err).Str("addr", l.Addr().String()).Msg("http server stopped")
 		}
 	}()
-	return srv, nil
+	return srv
 }
 
-// readyz: a leader is ready once its loop has reconciled the initial
-// values and synced its informers; a standby once NATS is connected.
-func (p *process) readyz(w http.ResponseWriter, _ *http.Request) {
-	var ready bool
-	var role string
+// readyz answers 200 when the process is Ready in its role, 503 otherwise.
+func (p *Process) readyz(w http.ResponseWriter, _ *http.Request) {
+	role := "standby"
 	if p.leader.Load() {
 		role = "leader"
-		c := p.loop.Load()
-		ready = c != nil && c.Ready()
-	} else {
-		role = "standby"
-		ready = p.connected.Load()
 	}
-	if !ready {
+	if !p.Ready() {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintf(w, "not ready (%s)\n", role)
 		return

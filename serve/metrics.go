@@ -17,6 +17,7 @@ type metrics struct {
 	duration   *prometheus.HistogramVec
 	applies    *prometheus.CounterVec
 	retries    *prometheus.CounterVec
+	rechecks   *prometheus.CounterVec
 	leader     prometheus.Gauge
 	connected  prometheus.Gauge
 	queueDepth prometheus.GaugeFunc
@@ -44,6 +45,10 @@ func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 		Name: "tinyctl_reconcile_retries_total",
 		Help: "Keys requeued after a failure, by class (transient or waiting).",
 	}, []string{"class"})
+	m.rechecks = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tinyctl_rechecks_total",
+		Help: "Periodic checks run, by kind (partial, or full: every key re-enqueued).",
+	}, []string{"kind"})
 	m.leader = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "tinyctl_leader", Help: "1 while this process holds the cluster's lease and reconciles.",
 	})
@@ -71,7 +76,7 @@ func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 		}
 		return 0
 	})
-	m.reg.MustRegister(m.duration, m.applies, m.retries, m.leader, m.connected, m.queueDepth, m.watchLag,
+	m.reg.MustRegister(m.duration, m.applies, m.retries, m.rechecks, m.leader, m.connected, m.queueDepth, m.watchLag,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -102,4 +107,13 @@ func boolGauge(g prometheus.Gauge, v bool) {
 		return
 	}
 	g.Set(0)
+}
+
+// Rechecked implements reconcile.Observer.
+func (m *metrics) Rechecked(full bool) {
+	kind := "partial"
+	if full {
+		kind = "full"
+	}
+	m.rechecks.WithLabelValues(kind).Inc()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
@@ -72,13 +73,13 @@ func (p *proc) writes(mark int64) int {
 // fixture is a NATS server with a spec store and a namespace.
 type fixture struct {
 	t     *testing.T
-	nats  *testenv.NATSServer
+	nats  *natstest.Server
 	specs *specs.Store
 	ns    string
 }
 
 func newFixture(t *testing.T) *fixture {
-	nats := testenv.NATS(t)
+	nats := natstest.Start(t)
 	f := fixtureAt(t, nats.URL(), kube.RestrictedNamespace(t))
 	f.nats = nats
 	return f

@@ -14,14 +14,15 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
 func TestWatchDeliversInitialValuesThenMarkerThenChangesInOrder(t *testing.T) {
 	t.Parallel()
-	s := testenv.NATS(t)
+	s := natstest.Start(t)
 	ctx := testenv.Ctx(t, 20*time.Second)
-	specs := testenv.OpenSpecs(t, testenv.BusConnect(t, s.BusConfig(), nil))
+	specs := natstest.OpenSpecs(t, natstest.BusConnect(t, s.BusConfig(), nil))
 	_, err := specs.Put(ctx, "ns.a", []byte("a1"))
 	testenv.Must(t, err)
 	_, err = specs.Put(ctx, "ns.a", []byte("a2"))
@@ -33,7 +34,7 @@ func TestWatchDeliversInitialValuesThenMarkerThenChangesInOrder(t *testing.T) {
 	w, err := specs.Watch(ctx, kv.WatchOptions{})
 	testenv.Must(t, err)
 	defer w.Stop()
-	rec := testenv.RecordWatch(w)
+	rec := natstest.RecordWatch(w)
 	rec.WaitFor(t, 5*time.Second, "put ns.a=a2", "delete ns.gone=", "initial-done")
 
 	_, err = specs.Put(ctx, "ns.b", []byte("b1"))
@@ -47,9 +48,9 @@ func TestWatchDeliversInitialValuesThenMarkerThenChangesInOrder(t *testing.T) {
 
 func TestWatchResumesAfterARevisionWithoutReplay(t *testing.T) {
 	t.Parallel()
-	s := testenv.NATS(t)
+	s := natstest.Start(t)
 	ctx := testenv.Ctx(t, 20*time.Second)
-	specs := testenv.OpenSpecs(t, testenv.BusConnect(t, s.BusConfig(), nil))
+	specs := natstest.OpenSpecs(t, natstest.BusConnect(t, s.BusConfig(), nil))
 	_, err := specs.Put(ctx, "ns.a", []byte("a1"))
 	testenv.Must(t, err)
 	seen, err := specs.Put(ctx, "ns.b", []byte("b1"))
@@ -62,26 +63,26 @@ func TestWatchResumesAfterARevisionWithoutReplay(t *testing.T) {
 	w, err := specs.Watch(ctx, kv.WatchOptions{AfterRevision: seen, Keys: []string{"ns.a"}})
 	testenv.Must(t, err)
 	defer w.Stop()
-	testenv.RecordWatch(w).WaitFor(t, 5*time.Second, "put ns.a=a2", "put ns.a=a3", "initial-done")
+	natstest.RecordWatch(w).WaitFor(t, 5*time.Second, "put ns.a=a2", "put ns.a=a3", "initial-done")
 }
 
 func TestWatchSurvivesServerRestartAndOutageWithoutLossReplayOrLeaks(t *testing.T) {
 	t.Parallel()
-	s := testenv.NATS(t)
+	s := natstest.Start(t)
 	ctx := testenv.Ctx(t, 45*time.Second)
 	var connected sync.Mutex
 	up := true
-	watchConn := testenv.BusConnect(t, s.BusConfig(), func(sc bus.StateChange) {
+	watchConn := natstest.BusConnect(t, s.BusConfig(), func(sc bus.StateChange) {
 		connected.Lock()
 		defer connected.Unlock()
 		up = sc.State == bus.StateConnected || sc.State == bus.StateReconnected
 	})
-	specs := testenv.OpenSpecs(t, watchConn)
+	specs := natstest.OpenSpecs(t, watchConn)
 	keys := []string{"ns.k0", "ns.k1", "ns.k2", "ns.k3"}
 	var want []string
 	writeAll := func(round int) (last uint64) {
 		t.Helper()
-		writer := testenv.OpenSpecs(t, testenv.BusConnect(t, s.BusConfig(), nil))
+		writer := natstest.OpenSpecs(t, natstest.BusConnect(t, s.BusConfig(), nil))
 		for _, k := range keys {
 			rev, err := writer.Put(ctx, k, fmt.Appendf(nil, "v%d", round))
 			testenv.Must(t, err)
@@ -93,10 +94,10 @@ func TestWatchSurvivesServerRestartAndOutageWithoutLossReplayOrLeaks(t *testing.
 
 	writeAll(0)
 	want = append(want, "initial-done")
-	w, err := specs.Watch(ctx, kv.WatchOptions{Backoff: testenv.FastBackoff})
+	w, err := specs.Watch(ctx, kv.WatchOptions{Backoff: natstest.FastBackoff})
 	testenv.Must(t, err)
 	defer w.Stop()
-	rec := testenv.RecordWatch(w)
+	rec := natstest.RecordWatch(w)
 	rec.WaitFor(t, 5*time.Second, want...)
 
 	writeAll(1)
@@ -127,7 +128,7 @@ func TestWatchSurvivesServerRestartAndOutageWithoutLossReplayOrLeaks(t *testing.
 	if w.Restarts() < 2 {
 		t.Fatalf("watch re-created %d times, want at least 2 (restart and outage)", w.Restarts())
 	}
-	admin := testenv.BusConnect(t, s.BusConfig(), nil)
+	admin := natstest.BusConnect(t, s.BusConfig(), nil)
 	var live []*jetstream.ConsumerInfo
 	testenv.Eventually(t, 15*time.Second, func() error {
 		var err error

@@ -121,8 +121,13 @@ func (l *Lease) keep(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		l.mu.Lock()
-		deadline := clk.NewTimer(l.validUntil.Sub(clk.Now()))
+		remaining := l.validUntil.Sub(clk.Now())
 		l.mu.Unlock()
+		if remaining <= 0 {
+			l.lose(fmt.Errorf("bus: lease %s: %w: not renewed before the fencing deadline", l.name, ErrLost))
+			return
+		}
+		deadline := clk.NewTimer(remaining)
 		select {
 		case <-ctx.Done():
 			deadline.Stop()

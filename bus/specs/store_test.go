@@ -13,15 +13,16 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
 func TestSpecStoreUpdateRaceExactlyOneWins(t *testing.T) {
 	t.Parallel()
-	s := testenv.NATS(t)
+	s := natstest.Start(t)
 	ctx := testenv.Ctx(t, 20*time.Second)
-	a := testenv.OpenSpecs(t, testenv.BusConnect(t, s.BusConfig(), nil))
-	b := testenv.OpenSpecs(t, testenv.BusConnect(t, s.BusConfig(), nil))
+	a := natstest.OpenSpecs(t, natstest.BusConnect(t, s.BusConfig(), nil))
+	b := natstest.OpenSpecs(t, natstest.BusConnect(t, s.BusConfig(), nil))
 	rev, err := a.Create(ctx, "workers.extractor", []byte("v0"))
 	if err != nil {
 		t.Fatal(err)
@@ -62,9 +63,9 @@ func TestSpecStoreUpdateRaceExactlyOneWins(t *testing.T) {
 
 func TestSpecStoreKeepsHistoryAcrossDeleteAndRollsBack(t *testing.T) {
 	t.Parallel()
-	s := testenv.NATS(t)
+	s := natstest.Start(t)
 	ctx := testenv.Ctx(t, 20*time.Second)
-	specs := testenv.OpenSpecs(t, testenv.BusConnect(t, s.BusConfig(), nil))
+	specs := natstest.OpenSpecs(t, natstest.BusConnect(t, s.BusConfig(), nil))
 	const key = "workers.extractor"
 
 	r1, err := specs.Create(ctx, key, []byte("v1"))
@@ -112,11 +113,11 @@ func TestSpecStoreKeepsHistoryAcrossDeleteAndRollsBack(t *testing.T) {
 
 func TestOpenSpecStoreIsIdempotentAndReportsOtherSettings(t *testing.T) {
 	t.Parallel()
-	s := testenv.NATS(t)
+	s := natstest.Start(t)
 	ctx := testenv.Ctx(t, 10*time.Second)
-	c := testenv.BusConnect(t, s.BusConfig(), nil)
-	testenv.OpenSpecs(t, c)
-	testenv.OpenSpecs(t, c)
+	c := natstest.BusConnect(t, s.BusConfig(), nil)
+	natstest.OpenSpecs(t, c)
+	natstest.OpenSpecs(t, c)
 
 	_, err := specs.Open(ctx, c, specs.Config{History: 5, Storage: jetstream.MemoryStorage}, kv.Ensure)
 	var cfgErr *kv.BucketConfigError

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
@@ -62,10 +63,10 @@ func (c *fakeClock) Add(d time.Duration) {
 
 func TestStatusRoundTripsAndListsWithStaleness(t *testing.T) {
 	t.Parallel()
-	s := testenv.NATS(t)
+	s := natstest.Start(t)
 	ctx := testenv.Ctx(t, 20*time.Second)
 	clock := &fakeClock{now: time.Now()}
-	store, err := status.Open(ctx, testenv.BusConnect(t, s.BusConfig(), nil), status.Config{Now: clock.Now}, kv.Ensure)
+	store, err := status.Open(ctx, natstest.BusConnect(t, s.BusConfig(), nil), status.Config{Now: clock.Now}, kv.Ensure)
 	testenv.Must(t, err)
 
 	east := api.Status{
@@ -108,9 +109,9 @@ func TestStatusRoundTripsAndListsWithStaleness(t *testing.T) {
 
 func TestStatusReadsStaleWithinTTLWhenHeartbeatsStop(t *testing.T) {
 	t.Parallel()
-	s := testenv.NATS(t)
+	s := natstest.Start(t)
 	ctx := testenv.Ctx(t, 20*time.Second)
-	store, err := status.Open(ctx, testenv.BusConnect(t, s.BusConfig(), nil), status.Config{}, kv.Ensure)
+	store, err := status.Open(ctx, natstest.BusConnect(t, s.BusConfig(), nil), status.Config{}, kv.Ensure)
 	testenv.Must(t, err)
 	_, err = store.Put(ctx, api.Status{Component: "workers.extractor", Cluster: "east", ObservedRevision: 1})
 	testenv.Must(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
@@ -41,8 +42,8 @@ type streamEnv struct {
 
 func newStreamEnv(t *testing.T) streamEnv {
 	t.Helper()
-	s := testenv.NATS(t)
-	c := testenv.BusConnect(t, s.BusConfig(), nil)
+	s := natstest.Start(t)
+	c := natstest.BusConnect(t, s.BusConfig(), nil)
 	return streamEnv{ctx: testenv.Ctx(t, 20*time.Second), js: c.JetStream(), m: streams.New(c, 4)}
 }
 

@@ -5,12 +5,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 )
 
 func TestTokenAuthByFlagEnvAndNATSContext(t *testing.T) {
 	t.Parallel()
-	u := newUser(t, testenv.WithToken())
+	u := newUser(t, natstest.WithToken())
 	token := u.nats.Credentials().Token
 
 	expect(t, u.run("list", "--nats-token", token), 0, nil, []string{"No components found"})
@@ -40,19 +40,19 @@ func TestEveryNATSAuthModeByFlags(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
-		opts  []testenv.NATSOption
-		flags func(testenv.NATSCredentials) []string
+		opts  []natstest.Option
+		flags func(natstest.Credentials) []string
 	}{
-		{"user and password", []testenv.NATSOption{testenv.WithUserPassword()}, func(c testenv.NATSCredentials) []string {
+		{"user and password", []natstest.Option{natstest.WithUserPassword()}, func(c natstest.Credentials) []string {
 			return []string{"--nats-user", c.User, "--nats-password", c.Password}
 		}},
-		{"nkey seed", []testenv.NATSOption{testenv.WithNKey()}, func(c testenv.NATSCredentials) []string {
+		{"nkey seed", []natstest.Option{natstest.WithNKey()}, func(c natstest.Credentials) []string {
 			return []string{"--nats-nkey", c.NKeySeedFile}
 		}},
-		{"creds file", []testenv.NATSOption{testenv.WithJWT()}, func(c testenv.NATSCredentials) []string {
+		{"creds file", []natstest.Option{natstest.WithJWT()}, func(c natstest.Credentials) []string {
 			return []string{"--nats-creds", c.CredsFile}
 		}},
-		{"mutual TLS", []testenv.NATSOption{testenv.WithMutualTLS()}, func(c testenv.NATSCredentials) []string {
+		{"mutual TLS", []natstest.Option{natstest.WithMutualTLS()}, func(c natstest.Credentials) []string {
 			return []string{"--nats-ca", c.TLS.CA, "--nats-cert", c.TLS.ClientCert, "--nats-key", c.TLS.ClientKey}
 		}},
 	}

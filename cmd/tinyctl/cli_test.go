@@ -17,6 +17,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
@@ -32,16 +33,16 @@ func TestMain(m *testing.M) { testenv.RunWithKubeAndTinyctl(m, &kube, &binary) }
 // a NATS server their TINYCTL_NATS_URL points at.
 type user struct {
 	t    *testing.T
-	nats *testenv.NATSServer
+	nats *natstest.Server
 	home string
 	env  []string
 }
 
 // newUser starts a NATS server (with opts) for one test and a clean
 // environment pointing at it, without the developer's own settings.
-func newUser(t *testing.T, opts ...testenv.NATSOption) *user {
+func newUser(t *testing.T, opts ...natstest.Option) *user {
 	t.Helper()
-	s := testenv.NATS(t, opts...)
+	s := natstest.Start(t, opts...)
 	return &user{t: t, nats: s, home: t.TempDir(), env: []string{
 		"TINYCTL_NATS_URL=" + s.URL(),
 		"TINYCTL_REQUEST_TIMEOUT=10s",

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/tinyctl/tinyctl/api/decode"
+
 	"github.com/spf13/cobra"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -112,7 +114,7 @@ func (o *options) getEntry(ctx context.Context, key, name string) (kv.Entry, err
 // printStored prints a stored component as YAML or JSON. A value that does
 // not decode is printed as stored, with a warning.
 func (o *options) printStored(e kv.Entry, f cli.Format) error {
-	c, err := api.Decode(e.Value)
+	c, err := decode.Component(e.Value)
 	if err != nil {
 		o.warn(fmt.Sprintf("component %s revision %d is not a valid component, shown as stored: %v", e.Key, e.Revision, err))
 		_, err := fmt.Fprintf(o.out, "%s\n", e.Value)

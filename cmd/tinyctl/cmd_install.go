@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/provision"
 	"github.com/tinyctl/tinyctl/render"
@@ -211,9 +212,9 @@ func printResult(w io.Writer) provision.Progress {
 
 // summary counts results by action, in a fixed order: "2 created, 1 unchanged".
 func summary(rs []provision.Result) string {
-	order := []provision.Action{provision.Created, provision.Upgraded, provision.Configured, provision.Unchanged,
-		provision.Skipped, provision.Removed, provision.Kept, provision.Absent}
-	count := map[provision.Action]int{}
+	order := []api.Action{api.Created, api.Upgraded, api.Configured, api.Unchanged,
+		api.Skipped, api.Deleted, api.Retained, api.Absent}
+	count := map[api.Action]int{}
 	for _, r := range rs {
 		count[r.Action]++
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -13,6 +12,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus/lease"
 	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/internal/cli"
+	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
 	"github.com/tinyctl/tinyctl/serve"
 )
@@ -52,15 +52,15 @@ func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
 	c := &f.cfg
 	f.kube.AddFlags(fs)
 	bind := func(name, env string) { cli.BindEnv(fs, name, env) }
-	fs.StringVar(&c.Cluster.Name, "cluster-name", render.DefaultClusterName, "this cluster's name in status records, heartbeats, leases and placement")
+	fs.StringVar(&c.Loop.Cluster.Name, "cluster-name", render.DefaultClusterName, "this cluster's name in status records, heartbeats, leases and placement")
 	bind("cluster-name", "TINYCTL_CLUSTER_NAME")
 	fs.StringToStringVar(&f.clusterLabels, "cluster-labels", nil, "this cluster's labels for placement.clusterSelector, k=v,k=v")
 	bind("cluster-labels", "TINYCTL_CLUSTER_LABELS")
-	fs.IntVar(&c.Workers, "workers", 4, "components reconciled in parallel")
+	fs.IntVar(&c.Loop.Workers, "workers", reconcile.DefaultWorkers, "components reconciled in parallel")
 	bind("workers", "TINYCTL_WORKERS")
-	fs.StringSliceVar(&c.Namespaces, "namespaces", nil, "namespaces the controller may manage, comma-separated (default: all)")
+	fs.StringSliceVar(&c.Loop.Namespaces, "namespaces", nil, "namespaces the controller may manage, comma-separated (default: all)")
 	bind("namespaces", "TINYCTL_NAMESPACES")
-	fs.BoolVar(&c.CreateNamespaces, "create-namespaces", false, "create a component's namespace when it does not exist")
+	fs.BoolVar(&c.Loop.CreateNamespaces, "create-namespaces", false, "create a component's namespace when it does not exist")
 	bind("create-namespaces", "TINYCTL_CREATE_NAMESPACES")
 	fs.StringVar(&c.StatusBucket, "status-bucket", status.DefaultBucket, "JetStream KV bucket for status records")
 	bind("status-bucket", "TINYCTL_STATUS_BUCKET")
@@ -70,7 +70,7 @@ func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
 
 // addRenderFlags are what workers and KEDA are told about NATS.
 func (f *serveFlags) addRenderFlags(fs *pflag.FlagSet) {
-	n := &f.cfg.Cluster.NATS
+	n := &f.cfg.Loop.Cluster.NATS
 	bind := func(name, env string) { cli.BindEnv(fs, name, env) }
 	fs.StringVar(&n.URL, "worker-nats-url", render.DefaultNATSURL, "NATS URL given to workers (NATS_URL)")
 	bind("worker-nats-url", "TINYCTL_WORKER_NATS_URL")
@@ -90,9 +90,9 @@ func (f *serveFlags) addRenderFlags(fs *pflag.FlagSet) {
 func (f *serveFlags) addProcessFlags(fs *pflag.FlagSet) {
 	c := &f.cfg
 	bind := func(name, env string) { cli.BindEnv(fs, name, env) }
-	fs.StringVar(&c.MetricsAddr, "metrics-addr", ":9090", `Prometheus /metrics listen address ("-" disables)`)
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", serve.DefaultMetricsAddr, `Prometheus /metrics listen address ("-" disables, port 0 picks one)`)
 	bind("metrics-addr", "TINYCTL_METRICS_ADDR")
-	fs.StringVar(&c.HealthAddr, "health-addr", ":8081", `/healthz and /readyz listen address ("-" disables)`)
+	fs.StringVar(&c.HealthAddr, "health-addr", serve.DefaultHealthAddr, `/healthz and /readyz listen address ("-" disables, port 0 picks one)`)
 	bind("health-addr", "TINYCTL_HEALTH_ADDR")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	bind("log-level", "TINYCTL_LOG_LEVEL")
@@ -102,11 +102,11 @@ func (f *serveFlags) addProcessFlags(fs *pflag.FlagSet) {
 	bind("holder", "TINYCTL_HOLDER")
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", lease.DefaultTTL, "how long a silent leader keeps the lease (whole seconds)")
 	bind("lease-ttl", "TINYCTL_LEASE_TTL")
-	fs.DurationVar(&c.HeartbeatTTL, "heartbeat-ttl", 30*time.Second, "how long this cluster's status stays live without a heartbeat (whole seconds)")
+	fs.DurationVar(&c.HeartbeatTTL, "heartbeat-ttl", serve.DefaultHeartbeatTTL, "how long this cluster's status stays live without a heartbeat (whole seconds)")
 	bind("heartbeat-ttl", "TINYCTL_HEARTBEAT_TTL")
-	fs.DurationVar(&c.ShutdownGrace, "shutdown-grace", 10*time.Second, "how long in-flight reconciles may finish after SIGTERM")
+	fs.DurationVar(&c.Loop.ShutdownGrace, "shutdown-grace", reconcile.DefaultShutdownGrace, "how long in-flight reconciles may finish after SIGTERM")
 	bind("shutdown-grace", "TINYCTL_SHUTDOWN_GRACE")
-	fs.DurationVar(&c.Recheck, "recheck", 30*time.Second, "period of the checks for waiting components, deleted streams and orphans")
+	fs.DurationVar(&c.Loop.Recheck, "recheck", reconcile.DefaultRecheck, "period of the checks for waiting components, deleted streams and orphans")
 	bind("recheck", "TINYCTL_RECHECK")
 	fs.BoolVar(&f.embedded, "embedded-nats", false, "run a NATS server with JetStream inside this process and use it")
 	bind("embedded-nats", "TINYCTL_EMBEDDED_NATS")
@@ -125,8 +125,8 @@ func (f *serveFlags) run(cmd *cobra.Command, o *options) error {
 	}
 	cfg := f.cfg
 	cfg.Kubeconfig, cfg.KubeContext = f.kube.Kubeconfig, f.kube.Context
-	cfg.ClusterLabels = f.clusterLabels
-	cfg.Cluster.NATS.PodLabels = f.natsPodLabels
+	cfg.Loop.ClusterLabels = f.clusterLabels
+	cfg.Loop.Cluster.NATS.PodLabels = f.natsPodLabels
 	cfg.SpecBucket = o.nats.Bucket
 	if f.embedded {
 		cfg.Embedded = &bus.EmbeddedConfig{StoreDir: f.embeddedStore, Port: f.embeddedPort, MonitorPort: f.embedMon}

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/decode"
+	"github.com/tinyctl/tinyctl/api/validate"
+
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/deploy"
 	"github.com/tinyctl/tinyctl/render"
@@ -20,11 +22,11 @@ func scaledComponent(namespace, name, maxReplicas string) string {
 // objects to the API server.
 func applyForReal(t *testing.T, doc string) {
 	t.Helper()
-	c, err := api.Decode([]byte(doc))
+	c, err := decode.Component([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, err = api.Normalize(c); err != nil {
+	if c, err = validate.Normalize(c); err != nil {
 		t.Fatal(err)
 	}
 	objs, err := render.Render(c, 1, render.DefaultCluster())

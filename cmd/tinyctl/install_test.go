@@ -50,8 +50,8 @@ func TestInstallAndUninstall(t *testing.T) {
 
 	r = u.must(append([]string{"uninstall"}, kubeArgs...)...)
 	expect(t, r, 0, []string{
-		"Release/" + ns + "/tinyctl removed", "Release/" + ns + "/nats removed",
-		"Secret/" + ns + "/nats-auth removed", "Namespace/" + ns + " removed",
+		"Release/" + ns + "/tinyctl deleted", "Release/" + ns + "/nats deleted",
+		"Secret/" + ns + "/nats-auth deleted", "Namespace/" + ns + " deleted",
 	}, nil)
 }
 

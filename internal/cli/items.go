@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tinyctl/tinyctl/api/decode"
+	"github.com/tinyctl/tinyctl/api/defaults"
+
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus/kv"
 )
@@ -56,7 +59,7 @@ func NewItem(e kv.Entry) Item {
 	if e.Op != kv.OpPut {
 		return it
 	}
-	c, err := api.Decode(e.Value)
+	c, err := decode.Component(e.Value)
 	if err == nil {
 		it.Component, err = api.Canonical(c)
 	}
@@ -69,7 +72,7 @@ func NewItem(e kv.Entry) Item {
 // ImageOf returns the image of a stored value, or "<invalid>" when the
 // value does not decode.
 func ImageOf(value []byte) string {
-	c, err := api.Decode(value)
+	c, err := decode.Component(value)
 	if err != nil {
 		return "<invalid>"
 	}
@@ -80,11 +83,11 @@ func ImageOf(value []byte) string {
 // "auto 0-20" when KEDA scales it, "fixed 3" otherwise, "<invalid>" when
 // the value does not decode.
 func ScalingOf(value []byte) string {
-	c, err := api.Decode(value)
+	c, err := decode.Component(value)
 	if err != nil {
 		return "<invalid>"
 	}
-	c = api.Default(c)
+	c = defaults.Apply(c)
 	if s := c.Spec.Scaling; s != nil {
 		return fmt.Sprintf("auto %d-%d", s.MinReplicas, s.MaxReplicas)
 	}

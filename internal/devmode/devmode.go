@@ -9,12 +9,10 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/specs"
@@ -22,6 +20,7 @@ import (
 	"github.com/tinyctl/tinyctl/internal/localkube"
 	"github.com/tinyctl/tinyctl/internal/manifest"
 	"github.com/tinyctl/tinyctl/internal/publish"
+	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
 	"github.com/tinyctl/tinyctl/serve"
 )
@@ -81,24 +80,32 @@ func Run(ctx context.Context, o Options) error {
 
 func runController(ctx context.Context, o Options, nats *bus.Embedded, cp *localkube.ControlPlane) error {
 	step(o.Out, "starting the controller")
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	done := make(chan error, 1)
-	go func() {
-		done <- serve.Run(o.Log.WithContext(ctx), serve.Config{
-			NATS:             bus.Config{URLs: []string{nats.ClientURL()}, Name: "tinyctl-dev"},
-			Kubeconfig:       cp.Kubeconfig,
+	ctrl, err := serve.New(serve.Config{
+		NATS:       bus.Config{URLs: []string{nats.ClientURL()}, Name: "tinyctl-dev"},
+		Kubeconfig: cp.Kubeconfig,
+		Loop: reconcile.Config{
 			Cluster:          render.Cluster{Name: ClusterName},
 			ClusterLabels:    ClusterLabels,
 			CreateNamespaces: true,
-			HealthAddr:       o.HealthAddr,
-			MetricsAddr:      o.MetricsAddr,
-			Holder:           "dev",
-			LeaseTTL:         3 * time.Second,
 			Recheck:          5 * time.Second,
-		})
-	}()
-	if err := waitReady(ctx, o.HealthAddr, done); err != nil {
+		},
+		HealthAddr:  o.HealthAddr,
+		MetricsAddr: o.MetricsAddr,
+		Holder:      "dev",
+		LeaseTTL:    3 * time.Second,
+	})
+	if err != nil {
+		return fmt.Errorf("controller: %w (is the address in use? try --health-addr 127.0.0.1:0)", err)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Run(o.Log.WithContext(ctx)) }()
+	if err := ctrl.WaitReady(ctx, true); err != nil {
+		cancel(err)
+		if runErr := <-done; runErr != nil {
+			return fmt.Errorf("controller stopped: %w", runErr)
+		}
 		return err
 	}
 	if err := publishExamples(ctx, o, nats.ClientURL()); err != nil {
@@ -106,7 +113,8 @@ func runController(ctx context.Context, o Options, nats *bus.Embedded, cp *local
 		<-done
 		return err
 	}
-	printUsage(o.Out, nats, cp, o)
+	metrics, health := ctrl.Addrs()
+	printUsage(o.Out, nats, cp, health, metrics)
 	select {
 	case err := <-done:
 		return err
@@ -129,43 +137,22 @@ func stateDir(dir string) (string, func(), error) {
 
 func step(w io.Writer, msg string) { fmt.Fprintf(w, "• %s\n", msg) }
 
-var crds = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-
 // installCRDs applies the ScaledObject CRD so ScaledObjects can be created
-// (nothing scales them: KEDA is not running in dev mode).
+// (nothing scales them: KEDA is not running in dev mode), through the one
+// Kubernetes write path.
 func installCRDs(ctx context.Context, cp *localkube.ControlPlane) error {
-	var obj map[string]any
-	if err := yaml.Unmarshal(deploy.ScaledObjectCRD, &obj); err != nil {
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(deploy.ScaledObjectCRD, &crd.Object); err != nil {
 		return fmt.Errorf("scaledobject crd: %w", err)
 	}
-	dc, err := dynamic.NewForConfig(cp.Config)
+	m, err := apply.New(cp.Config, render.AnnotationContentHash)
 	if err != nil {
 		return err
 	}
-	u := &unstructured.Unstructured{Object: obj}
-	_, err = dc.Resource(crds).Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: "tinyctl", Force: true})
-	if err != nil {
+	if _, err := m.Apply(ctx, crd); err != nil {
 		return fmt.Errorf("install ScaledObject CRD: %w", err)
 	}
-	return nil
-}
-
-// waitReady waits until the controller's /readyz answers, or it exits.
-func waitReady(ctx context.Context, addr string, done <-chan error) error {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if ready(addr) {
-			return nil
-		}
-		select {
-		case err := <-done:
-			return fmt.Errorf("controller stopped: %w", err)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
+	return m.WaitEstablished(ctx, crd.GetName(), 30*time.Second)
 }
 
 // publishExamples publishes the components under o.Examples.
@@ -186,12 +173,12 @@ func publishExamples(ctx context.Context, o Options, url string) error {
 		return err
 	}
 	defer conn.Close()
-	specs, err := specs.Open(ctx, conn, specs.Config{}, kv.Ensure)
+	store, err := specs.Open(ctx, conn, specs.Config{}, kv.Adopt)
 	if err != nil {
 		return err
 	}
 	for _, c := range set.Components {
-		res, err := publish.Publish(ctx, specs, c.Key, c.Canonical, publish.Options{})
+		res, err := publish.Publish(ctx, store, c.Key, c.Canonical, publish.Options{})
 		if err != nil {
 			return err
 		}

@@ -3,8 +3,6 @@ package devmode
 import (
 	"fmt"
 	"io"
-	"net/http"
-	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -15,18 +13,8 @@ import (
 // ReadyLine is printed once everything runs; tests and scripts wait for it.
 const ReadyLine = "tinyctl dev is ready"
 
-func ready(addr string) bool {
-	c := http.Client{Timeout: time.Second}
-	resp, err := c.Get("http://" + addr + "/readyz")
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
-
 // printUsage tells the user how to point kubectl and tinyctl at dev mode.
-func printUsage(w io.Writer, nats *bus.Embedded, cp *localkube.ControlPlane, o Options) {
+func printUsage(w io.Writer, nats *bus.Embedded, cp *localkube.ControlPlane, health, metrics string) {
 	fmt.Fprintf(w, `
 %s. In another shell:
 
@@ -39,12 +27,20 @@ func printUsage(w io.Writer, nats *bus.Embedded, cp *localkube.ControlPlane, o O
   tinyctl apply -f examples/pdf-extractor.yaml   # edit and re-apply; the cluster follows
 
   NATS monitoring:   %s
-  controller health: http://%s/readyz   metrics: http://%s/metrics
+  controller health: %s   metrics: %s
 
 This cluster is named %q with labels %s: components whose placement
 selects other clusters do not run here. No nodes and no KEDA run in dev mode:
 Deployments and ScaledObjects are created, but no pods start.
 Press Ctrl-C to stop everything.
-`, ReadyLine, cp.Kubeconfig, nats.ClientURL(), nats.MonitorURL(), o.HealthAddr, o.MetricsAddr,
+`, ReadyLine, cp.Kubeconfig, nats.ClientURL(), nats.MonitorURL(), url(health, "/readyz"), url(metrics, "/metrics"),
 		ClusterName, labels.Set(ClusterLabels))
+}
+
+// url is http://addr/path, or "off" for a disabled address.
+func url(addr, path string) string {
+	if addr == "" {
+		return "off"
+	}
+	return "http://" + addr + path
 }

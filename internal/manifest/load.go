@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tinyctl/tinyctl/api/decode"
+	"github.com/tinyctl/tinyctl/api/validate"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 
@@ -85,7 +88,7 @@ func Load(srcs []Source, opts Options) Set {
 	var set Set
 	seen := map[string]Problem{}
 	for _, src := range srcs {
-		docs, err := api.DecodeAll(bytes.NewReader(src.Data))
+		docs, err := decode.All(bytes.NewReader(src.Data))
 		if err != nil {
 			set.Problems = append(set.Problems, Problem{Source: src.Name, Message: err.Error()})
 			continue
@@ -101,7 +104,7 @@ func Load(srcs []Source, opts Options) Set {
 				continue
 			}
 			set.Components = append(set.Components, c)
-			for _, w := range api.Warnings(c.Component) {
+			for _, w := range validate.Warnings(c.Component) {
 				set.Warnings = append(set.Warnings, at.with("", w))
 			}
 		}
@@ -114,7 +117,7 @@ func Load(srcs []Source, opts Options) Set {
 
 // check decodes, defaults and validates one document.
 // start is the file line where the document's text begins.
-func check(d api.Document, at Problem, opts Options, start int) (Component, []Problem) {
+func check(d decode.Document, at Problem, opts Options, start int) (Component, []Problem) {
 	if d.Err != nil {
 		return Component{}, append(decodeProblems(d.Err, at, start), partialProblems(d.Err, at, opts)...)
 	}
@@ -124,7 +127,7 @@ func check(d api.Document, at Problem, opts Options, start int) (Component, []Pr
 // partialProblems validates what did decode when the only decode problems
 // were unknown or duplicate fields, so one run reports every problem.
 func partialProblems(err error, at Problem, opts Options) []Problem {
-	var de *api.DecodeError
+	var de *decode.Error
 	if !errors.As(err, &de) || de.Partial == nil {
 		return nil
 	}
@@ -145,7 +148,7 @@ func normalize(c api.Component, at Problem, opts Options) (Component, []Problem)
 			return Component{}, []Problem{at.with(fe.Field, fe.ErrorBody())}
 		}
 	}
-	n, err := api.Normalize(c)
+	n, err := validate.Normalize(c)
 	if err != nil {
 		return Component{}, validationProblems(err, at)
 	}
@@ -176,7 +179,7 @@ func (p Problem) with(path, msg string) Problem {
 // duplicate fields split into path and message and YAML syntax errors
 // pointing at lines of the file.
 func decodeProblems(err error, at Problem, start int) []Problem {
-	var de *api.DecodeError
+	var de *decode.Error
 	if !errors.As(err, &de) {
 		return []Problem{at.with("", err.Error())}
 	}
@@ -195,7 +198,7 @@ func decodeProblems(err error, at Problem, start int) []Problem {
 
 // validationProblems lists every field error of a validation failure.
 func validationProblems(err error, at Problem) []Problem {
-	var ie *api.InvalidError
+	var ie *validate.InvalidError
 	if !errors.As(err, &ie) {
 		return []Problem{at.with("", err.Error())}
 	}

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/decode"
 )
 
 // StdinName is how problems name standard input (the path "-").
@@ -28,7 +28,7 @@ var extensions = []string{".yaml", ".yml", ".json"}
 // Read returns the sources paths name: "-" is stdin (read at most once), a
 // file is read whatever its name, a directory contributes its *.yaml,
 // *.yml and *.json files in name order (and those of its subdirectories
-// when recursive). Each source is capped at api.MaxSize + 1 bytes so that
+// when recursive). Each source is capped at decode.MaxSize + 1 bytes so that
 // decoding reports an oversized one. It returns an error naming the first
 // path that cannot be read.
 func Read(paths []string, recursive bool, stdin io.Reader) ([]Source, error) {
@@ -120,5 +120,5 @@ func readFile(path string) (Source, error) {
 }
 
 func readCapped(r io.Reader) ([]byte, error) {
-	return io.ReadAll(io.LimitReader(r, api.MaxSize+1))
+	return io.ReadAll(io.LimitReader(r, decode.MaxSize+1))
 }

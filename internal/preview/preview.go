@@ -3,13 +3,9 @@ package preview
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/tinyctl/tinyctl/apply"
@@ -28,24 +24,20 @@ type Result struct {
 	Note string
 }
 
-// Preview dry-runs and diffs objects against one cluster.
+// Preview dry-runs and diffs objects against one cluster, through the one
+// Kubernetes path (package apply).
 type Preview struct {
-	applier *apply.Applier
-	dyn     dynamic.Interface
+	m *apply.Manager
 }
 
 // New returns a Preview of the cluster cfg reaches. It fails only if the
 // clients cannot be built from cfg.
 func New(cfg *rest.Config) (*Preview, error) {
-	a, err := apply.New(cfg, render.AnnotationContentHash)
+	m, err := apply.New(cfg, render.AnnotationContentHash)
 	if err != nil {
 		return nil, err
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("dynamic client: %w", err)
-	}
-	return &Preview{applier: a, dyn: dyn}, nil
+	return &Preview{m: m}, nil
 }
 
 // DryRun server-side applies obj without persisting it. An object whose
@@ -53,7 +45,7 @@ func New(cfg *rest.Config) (*Preview, error) {
 // other refusal is returned, naming the object.
 func (p *Preview) DryRun(ctx context.Context, obj *unstructured.Unstructured) (Result, error) {
 	res := Result{Ref: ref(obj)}
-	_, err := p.applier.DryRun(ctx, obj)
+	_, err := p.m.DryRun(ctx, obj)
 	if errors.Is(err, apply.ErrKindNotInstalled) {
 		res.Note = "not checked: " + obj.GetKind() + " is not installed in the cluster"
 		return res, nil
@@ -61,26 +53,21 @@ func (p *Preview) DryRun(ctx context.Context, obj *unstructured.Unstructured) (R
 	return res, err
 }
 
+// carriedAnnotations are taken from the live object because they say
+// where and from which revision it was rendered, not what it contains.
+var carriedAnnotations = []string{render.AnnotationRevision, render.AnnotationCluster}
+
 // Diff dry-runs obj and compares the result with the live object (absent
-// counts as empty). The live object's revision and cluster annotations are
-// carried over first, so only content differences show. Like DryRun, a
-// kind the cluster does not serve gives a Note.
+// counts as empty); only content differences show. Like DryRun, a kind
+// the cluster does not serve gives a Note.
 func (p *Preview) Diff(ctx context.Context, obj *unstructured.Unstructured) (Result, error) {
 	res := Result{Ref: ref(obj)}
-	live, err := p.live(ctx, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName())
+	var err error
+	res.Diff, err = p.m.Diff(ctx, obj, carriedAnnotations...)
 	if errors.Is(err, apply.ErrKindNotInstalled) {
 		res.Note = "not compared: " + obj.GetKind() + " is not installed in the cluster"
 		return res, nil
 	}
-	if err != nil {
-		return res, err
-	}
-	desired := withLiveAnnotations(obj, live)
-	merged, err := p.applier.DryRun(ctx, desired)
-	if err != nil {
-		return res, err
-	}
-	res.Diff, err = diffObjects(res.Ref, live, merged)
 	return res, err
 }
 
@@ -90,58 +77,17 @@ func (p *Preview) Diff(ctx context.Context, obj *unstructured.Unstructured) (Res
 // the component's, or a kind the cluster does not serve give no diff.
 func (p *Preview) Removed(ctx context.Context, gvk schema.GroupVersionKind, namespace, name, componentLabel string) (Result, error) {
 	res := Result{Ref: gvk.Kind + "/" + namespace + "/" + name}
-	live, err := p.live(ctx, gvk, namespace, name)
+	live, err := p.m.Get(ctx, gvk, namespace, name)
 	switch {
 	case errors.Is(err, apply.ErrKindNotInstalled):
 		return res, nil
 	case err != nil:
 		return res, err
-	case live == nil:
+	case live == nil || live.GetLabels()[render.LabelComponent] != componentLabel:
 		return res, nil
 	}
-	if live.GetLabels()[render.LabelComponent] != componentLabel {
-		return res, nil
-	}
-	res.Diff, err = diffObjects(res.Ref, live, nil)
+	res.Diff, err = apply.DiffObjects(res.Ref, live, nil)
 	return res, err
-}
-
-// live reads the object, returning nil when it does not exist.
-func (p *Preview) live(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
-	m, err := p.applier.Resource(gvk)
-	if err != nil {
-		return nil, err
-	}
-	u, err := p.dyn.Resource(m.Resource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s/%s/%s read live: %w", gvk.Kind, namespace, name, err)
-	}
-	return u, nil
-}
-
-// carriedAnnotations are taken from the live object because they say
-// where and from which revision it was rendered, not what it contains.
-var carriedAnnotations = []string{render.AnnotationRevision, render.AnnotationCluster}
-
-func withLiveAnnotations(obj, live *unstructured.Unstructured) *unstructured.Unstructured {
-	out := obj.DeepCopy()
-	if live == nil {
-		return out
-	}
-	ann := out.GetAnnotations()
-	for _, k := range carriedAnnotations {
-		if v, ok := live.GetAnnotations()[k]; ok {
-			if ann == nil {
-				ann = map[string]string{}
-			}
-			ann[k] = v
-		}
-	}
-	out.SetAnnotations(ann)
-	return out
 }
 
 func ref(obj *unstructured.Unstructured) string {

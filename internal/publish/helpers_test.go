@@ -8,13 +8,13 @@ import (
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/specs"
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 )
 
 // openStore starts a NATS server and opens the default spec bucket on it.
 func openStore(t *testing.T) (context.Context, *specs.Store) {
 	t.Helper()
-	s := testenv.NATS(t)
+	s := natstest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	conn, err := bus.NewConn(s.Connect(t), nil)

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/decode"
+
 	"github.com/tinyctl/tinyctl/bus/kv"
 )
 
@@ -54,7 +55,7 @@ func Changes(hist []kv.Entry, history int) []Change {
 
 // putSummary returns the image of the put hist[i] and what it changed.
 func putSummary(hist []kv.Entry, i, history int) (image, summary string) {
-	comp, err := api.Decode(hist[i].Value)
+	comp, err := decode.Component(hist[i].Value)
 	if err != nil {
 		return "<invalid>", "invalid: " + firstLine(err.Error())
 	}

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tinyctl/tinyctl/api/decode"
+	"github.com/tinyctl/tinyctl/api/validate"
+
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/render"
@@ -52,11 +55,11 @@ func PlanRemoval(e kv.Entry) Removal {
 
 // children renders the stored value and names its Kubernetes objects.
 func children(e kv.Entry) ([]string, string, error) {
-	c, err := api.Decode(e.Value)
+	c, err := decode.Component(e.Value)
 	if err != nil {
 		return nil, "", err
 	}
-	c, err = api.Normalize(c)
+	c, err = validate.Normalize(c)
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -25,5 +26,21 @@ func Eventually(tb testing.TB, within time.Duration, check func() error) {
 			tb.Fatalf("condition not met within %s: %v", within, err)
 		}
 		<-tick.C
+	}
+}
+
+// Ctx is a context that ends after d or with the test.
+func Ctx(tb testing.TB, d time.Duration) context.Context {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	tb.Cleanup(cancel)
+	return ctx
+}
+
+// Must fails the test at once when err is not nil.
+func Must(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
 	}
 }

@@ -9,13 +9,12 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/internal/localkube"
 )
 
@@ -113,18 +112,22 @@ func (k *Kube) RestrictedNamespace(tb testing.TB) string {
 // the test ends, and returns its name.
 func (k *Kube) Namespace(tb testing.TB, labels map[string]string) string {
 	tb.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "t-", Labels: labels}}
-	got, err := k.Clientset(tb).CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{})
+	m := k.Manager(tb)
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetGenerateName("t-")
+	ns.SetLabels(labels)
+	got, _, err := m.Create(context.Background(), ns)
 	if err != nil {
 		tb.Fatalf("create namespace: %v", err)
 	}
 	tb.Cleanup(func() {
-		err := k.Clientset(tb).CoreV1().Namespaces().Delete(context.Background(), got.Name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			tb.Logf("delete namespace %s: %v", got.Name, err)
+		if _, err := m.Delete(context.Background(), apply.Namespace, "", got.GetName()); err != nil {
+			tb.Logf("delete namespace %s: %v", got.GetName(), err)
 		}
 	})
-	return got.Name
+	return got.GetName()
 }
 
 // Warnings collects the warning headers the API server sends to a client.

@@ -53,7 +53,7 @@ func deployment(ns, name string, hardened bool) *unstructured.Unstructured {
 	}}
 }
 
-func apply(t *testing.T, dc dynamic.Interface, obj *unstructured.Unstructured) *unstructured.Unstructured {
+func applyObj(t *testing.T, dc dynamic.Interface, obj *unstructured.Unstructured) *unstructured.Unstructured {
 	t.Helper()
 	got, err := dc.Resource(deployments).Namespace(obj.GetNamespace()).Apply(context.Background(),
 		obj.GetName(), obj, metav1.ApplyOptions{FieldManager: "tinyctl", Force: true})
@@ -66,7 +66,7 @@ func apply(t *testing.T, dc dynamic.Interface, obj *unstructured.Unstructured) *
 func TestServerSideApplyOwnsFieldsAndIsIdempotent(t *testing.T) {
 	ns := kube.RestrictedNamespace(t)
 	dc, _ := kube.Dynamic(t)
-	first := apply(t, dc, deployment(ns, "worker", true))
+	first := applyObj(t, dc, deployment(ns, "worker", true))
 
 	live, err := dc.Resource(deployments).Namespace(ns).Get(context.Background(), "worker", metav1.GetOptions{})
 	if err != nil {
@@ -81,7 +81,7 @@ func TestServerSideApplyOwnsFieldsAndIsIdempotent(t *testing.T) {
 	if !found {
 		t.Fatalf("managedFields has no Apply entry for manager tinyctl: %+v", live.GetManagedFields())
 	}
-	second := apply(t, dc, deployment(ns, "worker", true))
+	second := applyObj(t, dc, deployment(ns, "worker", true))
 	if first.GetResourceVersion() != second.GetResourceVersion() {
 		t.Fatalf("identical apply changed resourceVersion %s -> %s", first.GetResourceVersion(), second.GetResourceVersion())
 	}
@@ -91,11 +91,11 @@ func TestWarningsReportPodSecurityViolations(t *testing.T) {
 	ns := kube.RestrictedNamespace(t)
 	dc, warnings := kube.Dynamic(t)
 
-	apply(t, dc, deployment(ns, "hardened", true))
+	applyObj(t, dc, deployment(ns, "hardened", true))
 	if got := warnings.PodSecurity(); len(got) != 0 {
 		t.Fatalf("hardened template: want no PodSecurity warnings, got %q", got)
 	}
-	apply(t, dc, deployment(ns, "privileged", false))
+	applyObj(t, dc, deployment(ns, "privileged", false))
 	if got := warnings.PodSecurity(); len(got) == 0 {
 		t.Fatalf("privileged template: want PodSecurity warnings, got none (all warnings: %q)", warnings.All())
 	}
@@ -122,7 +122,7 @@ func TestKubeconfigReachesTheAPIServer(t *testing.T) {
 func TestKubeRestartKeepsData(t *testing.T) {
 	ns := kube.RestrictedNamespace(t)
 	dc, _ := kube.Dynamic(t)
-	apply(t, dc, deployment(ns, "survivor", true))
+	applyObj(t, dc, deployment(ns, "survivor", true))
 
 	if err := kube.Restart(context.Background()); err != nil {
 		t.Fatalf("restart: %v", err)

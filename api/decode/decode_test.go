@@ -1,0 +1,191 @@
+package decode
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/apitest"
+)
+
+const minimalYAML = apitest.MinimalYAML
+
+func TestDecodeReportsProblemsWithPaths(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		want  []string // substrings of the error
+	}{
+		{"unknown field", minimalYAML + "  imagePullPolicy: Always\n", []string{`unknown field "spec.imagePullPolicy"`}},
+		{"every unknown field", strings.Replace(minimalYAML, "kind: Component", "kind: Component\nstatus: {}\nversion: 2", 1) + "  jobs2: {}\n",
+			[]string{`unknown field "status"`, `unknown field "version"`, `unknown field "spec.jobs2"`}},
+		{"nested unknown field", strings.Replace(minimalYAML, `jobs: {subjects: ["jobs.extract.>"]}`,
+			`jobs: {subjects: ["jobs.extract.>"], consumer: {ackwait: 30s}}`, 1), []string{`unknown field "spec.jobs.consumer.ackwait"`}},
+		{"field names are case-sensitive", strings.Replace(minimalYAML, "image:", "Image:", 1), []string{`unknown field "spec.Image"`}},
+		{"duplicate key", minimalYAML + "  image: other:1\n", []string{`"image" already set in map`}},
+		{"wrong type", minimalYAML + "  replicas: three\n", []string{"spec.replicas: must be an integer, not a string"}},
+		{"unquoted number as env value", minimalYAML + "  env: [{name: PORT, value: 8080}]\n", []string{"spec.env.value: must be a string, not a number"}},
+		{"wrong type in an egress rule", minimalYAML + "  egress: {allow: [{cidr: 10.0.0.0/8, ports: [{port: https}]}]}\n",
+			[]string{"spec.egress.allow.ports.port: must be an integer, not a string"}},
+		{"unknown field in an egress rule", minimalYAML + "  egress: {allow: [{cidr: 10.0.0.0/8, port: 443}]}\n",
+			[]string{`unknown field "spec.egress.allow[0].port"`}},
+		{"unknown egress object field", minimalYAML + "  egress: {deny: []}\n", []string{`unknown field "spec.egress.deny"`}},
+		{"egress neither word nor object", minimalYAML + "  egress: [none]\n", []string{"spec.egress: must be one of"}},
+		{"YAML syntax error", "metadata: {name: x\n", []string{"yaml:"}},
+		{"empty document", "# nothing here\n", []string{"document is empty"}},
+		{"not an object", "- a\n- b\n", []string{"the document: must be an object, not a list"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Component([]byte(tt.input))
+			if err == nil {
+				t.Fatal("Decode succeeded, want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if !errors.Is(err, api.ErrInvalid) {
+				t.Errorf("errors.Is(%v, ErrInvalid) = false", err)
+			}
+		})
+	}
+}
+
+func TestDecodeEgressShapes(t *testing.T) {
+	tests := []struct {
+		yaml string
+		want api.Egress
+	}{
+		{"", api.Egress{}},
+		{"  egress: null\n", api.Egress{}},
+		{"  egress: none\n", api.Egress{Mode: api.EgressNone}},
+		{"  egress: internet\n", api.Egress{Mode: api.EgressInternet}},
+		{"  egress: sideways\n", api.Egress{Mode: "sideways"}}, // kept for Validate to name
+		{"  egress: {allow: [{cidr: 10.0.0.0/8, ports: [{port: 443}]}]}\n",
+			api.Egress{Mode: api.EgressAllow, Allow: []api.EgressRule{{CIDR: "10.0.0.0/8", Ports: []api.Port{{Port: 443}}}}}},
+		{"  egress:\n    allow:\n    - namespace: search\n      podLabels: {app: opensearch}\n",
+			api.Egress{Mode: api.EgressAllow, Allow: []api.EgressRule{{Namespace: "search", PodLabels: map[string]string{"app": "opensearch"}}}}},
+	}
+	for _, tt := range tests {
+		c, err := Component([]byte(minimalYAML + tt.yaml))
+		if err != nil {
+			t.Fatalf("Decode(%q): %v", tt.yaml, err)
+		}
+		if diff := cmp.Diff(tt.want, c.Spec.Egress); diff != "" {
+			t.Errorf("Decode(%q) egress (-want +got):\n%s", tt.yaml, diff)
+		}
+	}
+}
+
+func TestDecodeAcceptsJSON(t *testing.T) {
+	in := `{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"extractor"},
+	"spec":{"image":"acme/extractor:1","jobs":{"subjects":["jobs.>"]},"egress":{"allow":[{"cidr":"10.0.0.0/8"}]}}}`
+	c, err := Component([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Metadata.Name != "extractor" || c.Spec.Egress.Mode != api.EgressAllow || c.Spec.Jobs.Subjects[0] != "jobs.>" {
+		t.Errorf("decoded %+v", c)
+	}
+	if _, err := Component([]byte(`{"apiVersion":"tinyctl.io/v1alpha1","spek":{}}`)); err == nil || !strings.Contains(err.Error(), `unknown field "spek"`) {
+		t.Errorf("unknown JSON field: got %v", err)
+	}
+}
+
+// countingReader is an endless stream of spaces that counts what was read.
+type countingReader struct{ n int }
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	r.n += len(p)
+	return len(p), nil
+}
+
+func TestDecodeRefusesOversizedInput(t *testing.T) {
+	padded := func(size int) []byte {
+		b := []byte(minimalYAML)
+		return append(b, bytes.Repeat([]byte("#"), size-len(b))...)
+	}
+	if _, err := Component(padded(MaxSize)); err != nil {
+		t.Errorf("Decode of exactly MaxSize bytes: %v", err)
+	}
+	if _, err := Component(padded(MaxSize + 1)); !errors.Is(err, ErrTooLarge) || !errors.Is(err, api.ErrInvalid) {
+		t.Errorf("Decode of MaxSize+1 bytes = %v, want ErrTooLarge", err)
+	}
+	r := &countingReader{}
+	_, err := Reader(r)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("DecodeReader(endless) = %v, want ErrTooLarge", err)
+	}
+	if want := "decode component: input is larger than 256 KiB"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+	if r.n > 2*MaxSize {
+		t.Errorf("DecodeReader read %d bytes of an endless stream, want about %d", r.n, MaxSize+1)
+	}
+	if _, err := All(&countingReader{}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("DecodeAll(endless) = %v, want ErrTooLarge", err)
+	}
+}
+
+func TestDecodeReaderPassesReadErrorsThrough(t *testing.T) {
+	boom := errors.New("disk on fire")
+	_, err := Reader(io.MultiReader(strings.NewReader("apiVersion: x\n"), errReader{boom}))
+	if !errors.Is(err, boom) || errors.Is(err, api.ErrInvalid) {
+		t.Errorf("DecodeReader = %v, want the read error and not ErrInvalid", err)
+	}
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+func TestDecodeAllKeepsGoingPastABadDocument(t *testing.T) {
+	stream := "# leading comment\n---\n" + minimalYAML +
+		"---\n# only a comment\n---\n" +
+		strings.Replace(minimalYAML, "extractor,", "resizer,", 1) + "  scale: 3\n" +
+		"--- # third\n" +
+		strings.Replace(minimalYAML, "extractor,", "indexer,", 1) +
+		"...\n"
+	docs, err := All(strings.NewReader(stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type summary struct {
+		Index, Line int
+		Name        string
+		Err         string
+	}
+	var got []summary
+	for _, d := range docs {
+		s := summary{Index: d.Index, Line: d.Line, Name: d.Component.Metadata.Name}
+		if d.Err != nil {
+			s.Err = d.Err.Error()
+		}
+		got = append(got, s)
+	}
+	want := []summary{
+		{Index: 0, Line: 3, Name: "extractor"},
+		{Index: 1, Line: 12, Err: `decode component: unknown field "spec.scale"`},
+		{Index: 2, Line: 20, Name: "indexer"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("documents (-want +got):\n%s", diff)
+	}
+}
+
+func TestDecodeAllOfNothing(t *testing.T) {
+	docs, err := All(strings.NewReader("---\n# empty\n---\n"))
+	if err != nil || len(docs) != 0 {
+		t.Errorf("DecodeAll(empty stream) = %v, %v; want no documents and no error", docs, err)
+	}
+}

@@ -1,5 +1,0 @@
-package api
-
-import "errors"
-
-func errorsIsInvalid(err error) bool { return errors.Is(err, ErrInvalid) }

@@ -1,0 +1,69 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tinyctl/tinyctl/api"
+)
+
+// Apply makes the live object match obj. It skips the write when the live
+// object already carries obj's content hash and no other field manager
+// owns its fields; otherwise it server-side applies with force. With
+// Owned, an object that exists without the owner's label is left alone
+// and reported as ErrNotOwned. Errors name the object:
+// "Deployment/ns/name apply failed: ...".
+func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opts ...Option) (Result, error) {
+	res := resultFor(obj)
+	mapping, err := m.Resource(obj.GroupVersionKind())
+	if err != nil {
+		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
+	}
+	cfg := optionsOf(opts)
+	live := cfg.live
+	if live == nil {
+		live, err = m.metaClient(mapping, obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		res.Action = api.Created
+	case err != nil:
+		return res, fmt.Errorf("%s apply failed: read live: %w", res.Ref(), err)
+	case !cfg.owns(live):
+		res.Action = api.Skipped
+		return res, fmt.Errorf("%s apply refused: %w", res.Ref(), notOwned(live, cfg))
+	case m.upToDate(live, obj):
+		res.Action = api.Unchanged
+		return res, nil
+	default:
+		res.Action = api.Configured
+	}
+	if err := expired(ctx); err != nil {
+		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
+	}
+	ao := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
+	if _, err := m.client(mapping, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, ao); err != nil {
+		res.Action = api.Failed
+		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
+	}
+	return res, nil
+}
+
+func resultFor(obj *unstructured.Unstructured) Result {
+	return Result{Kind: obj.GetKind(), Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// expired checks ctx by the wall clock right before a write: a process that
+// was paused past ctx's deadline must not send the write it was preparing
+// before the runtime has noticed the deadline and cancelled ctx.
+func expired(ctx context.Context) error {
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return ctx.Err()
+}

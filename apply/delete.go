@@ -1,0 +1,59 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	"github.com/tinyctl/tinyctl/api"
+)
+
+// Delete removes the object named by gvk, namespace and name, in the
+// background (dependents are garbage collected). A missing object is not
+// an error: the result says Absent. With Owned, the live object is read
+// first and one without the owner's label is left alone (Skipped,
+// ErrNotOwned): a delete never removes what tinyctl did not create.
+func (m *Manager) Delete(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string, opts ...Option) (Result, error) {
+	res := Result{Kind: gvk.Kind, Namespace: namespace, Name: name, Action: api.Deleted}
+	mapping, err := m.Resource(gvk)
+	if err != nil {
+		return res, fmt.Errorf("%s delete failed: %w", res.Ref(), err)
+	}
+	cfg := optionsOf(opts)
+	del := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}
+	if cfg.ownerLabel != "" {
+		live, err := m.metaClient(mapping, namespace).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			res.Action = api.Absent
+			return res, nil
+		case err != nil:
+			return res, fmt.Errorf("%s delete failed: read live: %w", res.Ref(), err)
+		case !cfg.owns(live):
+			res.Action = api.Skipped
+			return res, fmt.Errorf("%s delete refused: %w", res.Ref(), notOwned(live, cfg))
+		}
+		// Delete exactly the object that was checked, not one re-created
+		// under the name since.
+		del.Preconditions = &metav1.Preconditions{UID: &live.UID}
+	}
+	if err := expired(ctx); err != nil {
+		return res, fmt.Errorf("%s delete failed: %w", res.Ref(), err)
+	}
+	err = m.client(mapping, namespace).Delete(ctx, name, del)
+	switch {
+	case apierrors.IsNotFound(err):
+		res.Action = api.Absent
+	case apierrors.IsConflict(err): // the precondition failed: it is someone else's now
+		res.Action = api.Skipped
+		return res, fmt.Errorf("%s delete refused: %w: it was replaced", res.Ref(), ErrNotOwned)
+	case err != nil:
+		res.Action = api.Failed
+		return res, fmt.Errorf("%s delete failed: %w", res.Ref(), err)
+	}
+	return res, nil
+}

@@ -1,0 +1,136 @@
+package apply_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/deploy"
+	"github.com/tinyctl/tinyctl/internal/testenv"
+)
+
+var configMapKind = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+
+const owner = "tinyctl.io/component"
+
+func labelled(obj *unstructured.Unstructured, value string) *unstructured.Unstructured {
+	obj.SetLabels(map[string]string{owner: value})
+	return obj
+}
+
+func TestOwnedNeverTakesOverOrDeletesSomeoneElsesObject(t *testing.T) {
+	ns := kube.Namespace(t, nil)
+	a := newApplier(t)
+	ctx := context.Background()
+	mustApply(t, a, configMap(ns, "theirs", "original", "h0"), api.Created) // made without the label
+	mustApply(t, a, labelled(configMap(ns, "other", "original", "h0"), "ns.other"), api.Created)
+	mark := kube.AuditMark(t)
+
+	for _, name := range []string{"theirs", "other"} {
+		res, err := a.Apply(ctx, labelled(configMap(ns, name, "mine", "h1"), "ns.me"), apply.Owned(owner, "ns.me"))
+		if !errors.Is(err, apply.ErrNotOwned) || res.Action != api.Skipped {
+			t.Fatalf("apply over %s: %v %v, want skipped with ErrNotOwned", name, res, err)
+		}
+		res, err = a.Delete(ctx, configMapKind, ns, name, apply.Owned(owner, "ns.me"))
+		if !errors.Is(err, apply.ErrNotOwned) || res.Action != api.Skipped {
+			t.Fatalf("delete of %s: %v %v, want skipped with ErrNotOwned", name, res, err)
+		}
+	}
+	if w := kube.Writes(t, mark, func(e testenv.AuditEvent) bool { return e.ObjectRef.Namespace == ns }); len(w) != 0 {
+		t.Fatalf("refused applies and deletes wrote %d times: %+v", len(w), w)
+	}
+
+	mustApply(t, a, labelled(configMap(ns, "mine", "v1", "h1"), "ns.me"), api.Created, apply.Owned(owner, "ns.me"))
+	mustApply(t, a, labelled(configMap(ns, "mine", "v2", "h2"), "ns.me"), api.Configured, apply.Owned(owner, "ns.me"))
+	if res, err := a.Delete(ctx, configMapKind, ns, "mine", apply.Owned(owner, "ns.me")); err != nil || res.Action != api.Deleted {
+		t.Fatalf("delete of an owned object: %v %v", res, err)
+	}
+	if res, err := a.Delete(ctx, configMapKind, ns, "mine", apply.Owned(owner, "ns.me")); err != nil || res.Action != api.Absent {
+		t.Fatalf("second delete: %v %v, want absent", res, err)
+	}
+}
+
+func TestApplyAllAppliesInOrderAndWaitsOnlyForMissingKinds(t *testing.T) {
+	ns := kube.Namespace(t, nil)
+	a := newApplier(t)
+	objs := []*unstructured.Unstructured{configMap(ns, "first", "1", "h1"), scaledObject(ns), configMap(ns, "last", "2", "h2")}
+	cs, err := a.ApplyAll(context.Background(), objs, apply.SetOptions{})
+	if !errors.Is(err, apply.ErrKindNotInstalled) {
+		t.Fatalf("ApplyAll without the CRD: %v, want ErrKindNotInstalled after the rest", err)
+	}
+	if len(cs) != 2 || cs[0].Name != "first" || cs[1].Name != "last" || !cs.Wrote() {
+		t.Fatalf("change set %v, want first and last created", cs)
+	}
+	objs[2] = configMap(ns, "Bad_Name", "x", "h")
+	cs, err = a.ApplyAll(context.Background(), []*unstructured.Unstructured{objs[0], objs[2], configMap(ns, "never", "x", "h")}, apply.SetOptions{})
+	if !apply.IsPermanent(err) || len(cs) != 2 || cs[1].Action != api.Failed {
+		t.Fatalf("ApplyAll with an invalid object: %v %v, want it to stop there, failed", cs, err)
+	}
+}
+
+func TestCreateNeverTouchesAnExistingObject(t *testing.T) {
+	ns := kube.Namespace(t, nil)
+	a := newApplier(t)
+	mustApply(t, a, configMap(ns, "cm", "theirs", "h0"), api.Created)
+	mark := kube.AuditMark(t)
+	_, res, err := a.Create(context.Background(), configMap(ns, "cm", "mine", "h1"))
+	if err != nil || res.Action != api.Unchanged {
+		t.Fatalf("create over an existing object: %v %v, want unchanged", res, err)
+	}
+	if w := kube.Writes(t, mark, func(e testenv.AuditEvent) bool {
+		return e.ObjectRef.Namespace == ns && e.ResponseStatus.Code < 300
+	}); len(w) != 0 {
+		t.Fatalf("create over an existing object wrote: %+v", w)
+	}
+	gen := configMap(ns, "", "x", "h")
+	gen.SetGenerateName("gen-")
+	got, res, err := a.Create(context.Background(), gen)
+	if err != nil || res.Action != api.Created || got == nil || got.GetName() == "" || res.Name != got.GetName() {
+		t.Fatalf("create with generateName: %v %v %v", got, res, err)
+	}
+}
+
+func TestWaitEstablishedAndGone(t *testing.T) {
+	a := newApplier(t)
+	ctx := context.Background()
+	kube.ApplyCRD(t, deploy.ScaledObjectCRD) // waits through apply.WaitEstablished
+	if err := a.WaitEstablished(ctx, "scaledobjects.keda.sh", time.Second); err != nil {
+		t.Fatalf("an established CRD: %v", err)
+	}
+	if err := a.WaitEstablished(ctx, "nothings.example.com", 300*time.Millisecond); err == nil {
+		t.Fatal("waiting for a CRD that does not exist returned no error")
+	}
+	kube.DeleteCRD(t, "scaledobjects.keda.sh") // waits through apply.WaitGone
+	if live, err := a.Get(ctx, apply.CRD, "", "scaledobjects.keda.sh"); err != nil || live != nil {
+		t.Fatalf("CRD after WaitGone: %v %v", live, err)
+	}
+}
+
+func TestDiffShowsOnlyWhatWouldChange(t *testing.T) {
+	ns := kube.Namespace(t, nil)
+	a := newApplier(t)
+	ctx := context.Background()
+	if d, err := a.Diff(ctx, configMap(ns, "cm", "one", "h1")); err != nil || d == "" {
+		t.Fatalf("diff of a new object: %q %v, want all of it", d, err)
+	}
+	mustApply(t, a, configMap(ns, "cm", "one", "h1"), api.Created)
+	if d, err := a.Diff(ctx, configMap(ns, "cm", "one", "h1")); err != nil || d != "" {
+		t.Fatalf("diff of an unchanged object: %q %v, want none", d, err)
+	}
+	d, err := a.Diff(ctx, configMap(ns, "cm", "two", "h2"))
+	if err != nil || d == "" {
+		t.Fatalf("diff of a changed object: %q %v", d, err)
+	}
+	for _, line := range []string{"-  value: one", "+  value: two"} {
+		if !strings.Contains(d, line) {
+			t.Errorf("diff lacks %q:\n%s", line, d)
+		}
+	}
+}

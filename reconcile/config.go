@@ -1,0 +1,82 @@
+package reconcile
+
+import (
+	"time"
+
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// Defaults of Config, the one place they are defined: `tinyctl serve`'s
+// flags show them and Config.withDefaults fills them.
+const (
+	DefaultWorkers       = 4
+	DefaultRecheck       = 30 * time.Second
+	DefaultRetryBase     = 10 * time.Millisecond
+	DefaultRetryMax      = 5 * time.Minute
+	DefaultCoalesce      = 50 * time.Millisecond
+	DefaultCoalesceMax   = time.Second
+	DefaultShutdownGrace = 10 * time.Second
+)
+
+// Config tunes a Controller. Zero fields take the defaults above.
+type Config struct {
+	// Cluster is what render needs about this cluster; Cluster.Name is the
+	// cluster's name in status keys and placement.
+	Cluster render.Cluster
+	// ClusterLabels are matched by placement.clusterSelector.
+	ClusterLabels map[string]string
+	// Workers is the number of keys reconciled at once.
+	Workers int
+	// Namespaces, when not empty, are the only target namespaces allowed;
+	// a component elsewhere stalls with reason NamespaceNotAllowed.
+	Namespaces []string
+	// CreateNamespaces lets the controller create a missing target
+	// namespace; otherwise the component waits with NamespaceMissing.
+	CreateNamespaces bool
+	// Recheck is how often waiting components, streams deleted out of band
+	// and orphans are checked.
+	Recheck time.Duration
+	// RetryBase and RetryMax bound the exponential backoff of transient
+	// failures.
+	RetryBase, RetryMax time.Duration
+	// Coalesce is how long a changed key waits for its changes to stop
+	// before it is reconciled, and CoalesceMax the longest it waits while
+	// they keep coming. Drift events and the initial values are not held
+	// back.
+	Coalesce, CoalesceMax time.Duration
+	// ShutdownGrace is how long in-flight reconciles may run on after Run's
+	// context is cancelled with ErrDrain before they are cancelled too.
+	ShutdownGrace time.Duration
+}
+
+// WithDefaults returns c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	c.Cluster = c.Cluster.WithDefaults()
+	c.Workers = positive(c.Workers, DefaultWorkers)
+	c.Recheck = positive(c.Recheck, DefaultRecheck)
+	c.RetryBase = positive(c.RetryBase, DefaultRetryBase)
+	c.RetryMax = positive(c.RetryMax, DefaultRetryMax)
+	c.Coalesce = positive(c.Coalesce, DefaultCoalesce)
+	c.CoalesceMax = positive(c.CoalesceMax, DefaultCoalesceMax)
+	c.ShutdownGrace = positive(c.ShutdownGrace, DefaultShutdownGrace)
+	return c
+}
+
+func positive[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// identity is how placement sees this cluster.
+type identity struct {
+	name   string
+	labels map[string]string
+}
+
+// namespacePolicy says where components may go.
+type namespacePolicy struct {
+	allowed []string // empty: every namespace
+	create  bool
+}

@@ -1,0 +1,311 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/rs/zerolog"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// errSuperseded means a newer revision (or a delete) of the key exists; the
+// watch will deliver it and the key will be reconciled again.
+var errSuperseded = errors.New("superseded by a newer revision")
+
+// sync reconciles one key from its latest cached entry: gather, decide,
+// execute, record.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	in, ok, err := c.gather(ctx, key)
+	if !ok || err != nil {
+		return err
+	}
+	p := decide(in)
+	switch p.kind {
+	case planRemove:
+		return c.remove(ctx, p)
+	case planUnplace:
+		return c.unplace(ctx, p)
+	}
+	kids, err := c.execute(ctx, p)
+	if errors.Is(err, errSuperseded) {
+		return nil
+	}
+	st := api.Status{Component: key, Cluster: c.cfg.Cluster.Name, ObservedRevision: p.rev,
+		Conditions: conditions(err), Children: kids}
+	if err != nil {
+		st.Error = err.Error()
+	}
+	if werr := c.writeStatus(ctx, st); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
+}
+
+// gather collects the input of decide for key; ok is false when the key
+// is not known (nothing to do).
+func (c *Controller) gather(ctx context.Context, key string) (input, bool, error) {
+	e, ok := c.specs.get(key)
+	if !ok {
+		return input{}, false, nil
+	}
+	if e.deleted && !e.policyKnown {
+		hist, err := c.deps.Specs.History(ctx, key)
+		if err != nil && !isNotFound(err) {
+			return input{}, false, stepError("read history", err)
+		}
+		e.deleteStream = lastPutDeletesStream(hist)
+	}
+	in := input{key: key, entry: e, settings: c.cfg.Cluster,
+		cluster: identity{name: c.cfg.Cluster.Name, labels: c.cfg.ClusterLabels},
+		policy:  namespacePolicy{allowed: c.cfg.Namespaces, create: c.cfg.CreateNamespaces}}
+	if ns, name, err := api.ParseKey(key); err == nil {
+		in.live = c.children.of(ns, name)
+	}
+	return in, true, nil
+}
+
+// execute carries out a planApply (or reports a planInvalid's error): it
+// checks the namespace, guards against resurrection, ensures the stream
+// and consumer, applies the children in order and prunes. It returns the
+// children it manages.
+func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
+	if p.kind == planInvalid {
+		return nil, p.err
+	}
+	if err := c.ensureNamespace(ctx, p.namespace); err != nil {
+		return nil, err
+	}
+	if err := c.guard(ctx, p.key, p.rev, false); err != nil {
+		return nil, err
+	}
+	if err := c.ensureStream(ctx, p.objs); err != nil {
+		return nil, err
+	}
+	kids, err := c.applyChildren(ctx, p)
+	if apierrors.IsNotFound(err) {
+		c.namespaces.remove(p.namespace) // the namespace went away: check it again next time
+	}
+	if err != nil && !errors.Is(err, apply.ErrKindNotInstalled) {
+		return kids, err
+	}
+	if perr := c.deleteChildren(ctx, p.prune); perr != nil {
+		return kids, perr
+	}
+	jetstream := []api.Child{{Kind: api.KindStream, Name: p.objs.Stream.Name}, {Kind: api.KindConsumer, Name: p.objs.Consumer.Durable}}
+	return append(jetstream, kids...), err
+}
+
+// guard re-reads the key's latest revision from the bucket: when it is no
+// longer rev (a newer put, or a delete that landed mid-reconcile; for a
+// removal, a put that re-created the key), nothing is written and the
+// newer entry wins.
+func (c *Controller) guard(ctx context.Context, key string, rev uint64, removing bool) error {
+	latest, found, err := c.deps.Specs.Latest(ctx, key)
+	switch {
+	case err != nil:
+		return stepError("read latest revision", err)
+	case removing && found && !latest.Deleted:
+		return errSuperseded
+	case !removing && (!found || latest.Deleted || latest.Revision != rev):
+		return errSuperseded
+	}
+	return nil
+}
+
+// ensureNamespace checks that the target namespace exists, creating it
+// (fenced, through apply) when configured to.
+func (c *Controller) ensureNamespace(ctx context.Context, ns string) error {
+	if c.namespaces.has(ns) {
+		return nil // seen before; forgotten when a write says it is gone
+	}
+	live, err := c.deps.Kube.Get(ctx, apply.Namespace, "", ns)
+	if err != nil {
+		return stepError("read namespace "+ns, err)
+	}
+	if live == nil && !c.cfg.CreateNamespaces {
+		return fmt.Errorf("namespace %q: %w (create it, or run the controller with namespace creation enabled)", ns, ErrNamespaceMissing)
+	}
+	if live == nil {
+		obj := &unstructured.Unstructured{}
+		obj.SetAPIVersion("v1")
+		obj.SetKind("Namespace")
+		obj.SetName(ns)
+		obj.SetLabels(map[string]string{render.LabelManagedBy: render.ManagedByValue})
+		err := c.fenced(ctx, func(ctx context.Context) error {
+			_, res, err := c.deps.Kube.Create(ctx, obj)
+			c.observe(ctx, res, err)
+			return err
+		})
+		if err != nil {
+			return stepError("create namespace "+ns, err)
+		}
+	}
+	c.namespaces.add(ns)
+	return nil
+}
+
+// ensureStream ensures the component's stream and consumer.
+func (c *Controller) ensureStream(ctx context.Context, objs render.Objects) error {
+	return c.fenced(ctx, func(ctx context.Context) error {
+		s, cons, err := c.deps.Streams.Ensure(ctx, objs.Stream, objs.Consumer)
+		if err != nil {
+			return stepError("stream "+objs.Stream.Name, err)
+		}
+		if s != api.Unchanged || cons != api.Unchanged {
+			zerolog.Ctx(ctx).Info().Str("stream", string(s)).Str("consumer", string(cons)).
+				Str("name", objs.Stream.Name).Msg("jetstream ensured")
+		}
+		return nil
+	})
+}
+
+// applyChildren applies the desired children in order, each only if this
+// component owns it or it does not exist. A kind that is not installed
+// does not stop the others (the error then classifies as waiting).
+func (c *Controller) applyChildren(ctx context.Context, p plan) ([]api.Child, error) {
+	owner := render.ComponentLabelValue(p.namespace, p.objs.Deployment.Name)
+	var cs apply.ChangeSet
+	err := c.fenced(ctx, func(ctx context.Context) (err error) {
+		cs, err = c.deps.Kube.ApplyAll(ctx, p.desired, apply.SetOptions{
+			Live:    c.children.get,
+			Options: []apply.Option{apply.Owned(render.LabelComponent, owner)},
+		})
+		return err
+	})
+	kids := make([]api.Child, 0, len(cs))
+	for i, res := range cs {
+		c.observe(ctx, res, nil)
+		if res.Action == api.Failed || res.Action == api.Skipped {
+			continue
+		}
+		kids = append(kids, api.Child{Kind: res.Kind, Namespace: res.Namespace, Name: res.Name,
+			Hash: p.desired[i].GetAnnotations()[render.AnnotationContentHash]})
+	}
+	return kids, err
+}
+
+// remove handles an explicit delete or purge marker: the component's
+// Kubernetes children go, its stream goes only when its last value said
+// deletion.stream Delete, and its status record is removed. It is the
+// only path that deletes a stream, and only a marker leads here.
+func (c *Controller) remove(ctx context.Context, p plan) error {
+	if err := c.guard(ctx, p.key, p.rev, true); err != nil {
+		if errors.Is(err, errSuperseded) {
+			return nil // re-created since: the put wins and will be reconciled
+		}
+		return err
+	}
+	if err := c.deleteChildren(ctx, p.prune); err != nil {
+		return err
+	}
+	if p.deleteStream != "" {
+		err := c.fenced(ctx, func(ctx context.Context) error {
+			act, err := c.deps.Streams.Delete(ctx, p.deleteStream)
+			if err == nil && act == api.Deleted {
+				zerolog.Ctx(ctx).Info().Str("stream", p.deleteStream).Msg("stream deleted (deletion.stream: Delete)")
+			}
+			return err
+		})
+		if err != nil {
+			return stepError("delete stream", err)
+		}
+	}
+	return c.removeStatus(ctx, p.key)
+}
+
+// unplace removes the children of a component that no longer selects this
+// cluster, and its status here. The stream is kept.
+func (c *Controller) unplace(ctx context.Context, p plan) error {
+	if err := c.guard(ctx, p.key, p.rev, false); err != nil {
+		if errors.Is(err, errSuperseded) {
+			return nil
+		}
+		return err
+	}
+	if err := c.deleteChildren(ctx, p.prune); err != nil {
+		return err
+	}
+	return c.removeStatus(ctx, p.key)
+}
+
+// deleteChildren deletes each child, only if it still carries its
+// component's label.
+func (c *Controller) deleteChildren(ctx context.Context, kids []child) error {
+	for _, ch := range kids {
+		err := c.fenced(ctx, func(ctx context.Context) error {
+			res, err := c.deps.Kube.Delete(ctx, ch.kind.gvk, ch.namespace, ch.name,
+				apply.Owned(render.LabelComponent, ch.component))
+			c.observe(ctx, res, err)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("prune: %w", err)
+		}
+	}
+	return nil
+}
+
+// fenced runs one write under the fence.
+func (c *Controller) fenced(ctx context.Context, write func(context.Context) error) error {
+	ctx, cancel, err := c.fence.Check(ctx)
+	defer cancel()
+	if err != nil {
+		return err
+	}
+	return write(ctx)
+}
+
+// observe reports a write's result to the observer and the log.
+func (c *Controller) observe(ctx context.Context, res apply.Result, err error) {
+	if res.Kind == "" {
+		return
+	}
+	if err != nil && res.Action == "" {
+		res.Action = api.Failed
+	}
+	c.obs.Applied(res)
+	if res.Wrote() {
+		zerolog.Ctx(ctx).Info().Str("object", res.Ref()).Str("action", string(res.Action)).Msg("applied")
+	}
+}
+
+// writeStatus records st unless it says the same as the last one written
+// (unchanged conditions keep their transition time).
+func (c *Controller) writeStatus(ctx context.Context, st api.Status) error {
+	prev, had := c.status.get(st.Component)
+	var prevp *api.Status
+	if had {
+		prevp = &prev
+	}
+	st = nextStatus(prevp, st, c.clock.Now().UTC())
+	if had && prev.SameAs(st) {
+		return nil
+	}
+	err := c.fenced(ctx, func(ctx context.Context) error { return c.deps.Statuses.Put(ctx, st) })
+	if err != nil {
+		return fmt.Errorf("write status: %w", err)
+	}
+	c.status.set(st)
+	return nil
+}
+
+// removeStatus deletes the status record of key if one was written.
+func (c *Controller) removeStatus(ctx context.Context, key string) error {
+	if _, ok := c.status.get(key); !ok {
+		return nil
+	}
+	err := c.fenced(ctx, func(ctx context.Context) error {
+		return c.deps.Statuses.Delete(ctx, key, c.cfg.Cluster.Name)
+	})
+	if err != nil {
+		return fmt.Errorf("delete status: %w", err)
+	}
+	c.status.forget(key)
+	return nil
+}

@@ -1,0 +1,151 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/bus/streams"
+)
+
+// The adapters below give the loop the bus stores in its own terms.
+
+// SpecsFrom reads the spec bucket s. onRestart, if set, hears why the
+// watch had to be re-created (for logs).
+func SpecsFrom(s *specs.Store, onRestart func(error)) Specs { return natsSpecs{s, onRestart} }
+
+type natsSpecs struct {
+	s         *specs.Store
+	onRestart func(error)
+}
+
+func (n natsSpecs) Watch(ctx context.Context) (SpecWatch, error) {
+	w, err := n.s.Watch(ctx, kv.WatchOptions{OnRestart: n.onRestart})
+	if err != nil {
+		return nil, err
+	}
+	sw := &natsWatch{w: w, events: make(chan Event, 64)}
+	go sw.forward()
+	return sw, nil
+}
+
+func (n natsSpecs) Latest(ctx context.Context, key string) (Entry, bool, error) {
+	e, err := n.s.Latest(ctx, key)
+	if errors.Is(err, bus.ErrNotFound) {
+		return Entry{}, false, nil
+	}
+	return entryOf(e), err == nil, err
+}
+
+func (n natsSpecs) History(ctx context.Context, key string) ([]Entry, error) {
+	h, err := n.s.History(ctx, key)
+	out := make([]Entry, len(h))
+	for i, e := range h {
+		out[i] = entryOf(e)
+	}
+	return out, err
+}
+
+func (n natsSpecs) Incarnation(ctx context.Context) (time.Time, error) {
+	info, err := n.s.Info(ctx)
+	return info.Created, err
+}
+
+func entryOf(e kv.Entry) Entry {
+	return Entry{Key: e.Key, Revision: e.Revision, Deleted: e.Op != kv.OpPut, Value: e.Value}
+}
+
+// natsWatch turns a kv.Watcher's events into the loop's.
+type natsWatch struct {
+	w      *kv.Watcher
+	events chan Event
+}
+
+func (n *natsWatch) forward() {
+	defer close(n.events)
+	for ev := range n.w.Events() {
+		n.events <- Event{Entry: entryOf(ev.Entry), Synced: ev.InitialDone}
+	}
+}
+
+func (n *natsWatch) Events() <-chan Event { return n.events }
+func (n *natsWatch) Err() error           { return n.w.Err() }
+
+func (n *natsWatch) Stop() {
+	n.w.Stop()
+	for range n.events { // let forward finish
+	}
+}
+
+// StatusesFrom stores status records in s.
+func StatusesFrom(s *status.Store) Statuses { return natsStatuses{s} }
+
+type natsStatuses struct{ s *status.Store }
+
+func (n natsStatuses) Put(ctx context.Context, st api.Status) error {
+	_, err := n.s.Put(ctx, st)
+	return err
+}
+
+func (n natsStatuses) Delete(ctx context.Context, component, cluster string) error {
+	return n.s.Delete(ctx, component, cluster)
+}
+
+func (n natsStatuses) Load(ctx context.Context, cluster string) ([]api.Status, error) {
+	recs, err := n.s.ListCluster(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Status, 0, len(recs))
+	for _, r := range recs {
+		if r.Err == nil {
+			out = append(out, r.Status)
+		}
+	}
+	return out, nil
+}
+
+// StreamsFrom provisions streams and consumers with m.
+func StreamsFrom(m *streams.Manager) Streams { return natsStreams{m} }
+
+type natsStreams struct{ m *streams.Manager }
+
+func (n natsStreams) Ensure(ctx context.Context, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig) (api.Action, api.Action, error) {
+	res, err := n.m.EnsureStreamAndConsumer(ctx, sc, cc, streams.EnsureOptions{})
+	return res.Stream, res.Consumer, err
+}
+
+func (n natsStreams) Delete(ctx context.Context, stream string) (api.Action, error) {
+	return n.m.Delete(ctx, stream)
+}
+
+func (n natsStreams) Names(ctx context.Context) ([]string, error) { return n.m.Names(ctx) }
+
+// Wire returns the Deps of a loop that reads the spec bucket s, records
+// status in st, provisions JetStream with js and writes Kubernetes through
+// m, against the API server cfg reaches. Fence, Clock and Observer are
+// left for the caller to set.
+func Wire(s *specs.Store, st *status.Store, js *streams.Manager, m *apply.Manager, cfg *rest.Config, onWatchRestart func(error)) (Deps, error) {
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return Deps{}, fmt.Errorf("metadata client: %w", err)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return Deps{}, fmt.Errorf("discovery client: %w", err)
+	}
+	return Deps{Specs: SpecsFrom(s, onWatchRestart), Statuses: StatusesFrom(st), Streams: StreamsFrom(js),
+		Kube: m, Metadata: mc, Discovery: dc}, nil
+}

@@ -1,0 +1,165 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/tinyctl/tinyctl/api/decode"
+	"github.com/tinyctl/tinyctl/api/defaults"
+	"github.com/tinyctl/tinyctl/api/validate"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// The loop decides what to do with a key by one pure function, decide,
+// over everything gathered beforehand (the cached entry, this cluster's
+// identity and namespace policy, the children the informers see), and
+// only then acts on the plan (execute.go). The decisions are therefore
+// table-tested without NATS or an API server.
+
+// input is everything one reconcile decides from.
+type input struct {
+	key      string
+	entry    specEntry
+	cluster  identity
+	policy   namespacePolicy
+	settings render.Cluster
+	// live are the component's children in this cluster.
+	live []child
+}
+
+// planKind says what a plan does.
+type planKind int
+
+const (
+	// planApply ensures the stream and consumer, applies the children and
+	// prunes those the spec no longer wants.
+	planApply planKind = iota
+	// planRemove handles an explicit delete marker: the children go, the
+	// stream only when the last value asked for it, and the status.
+	planRemove
+	// planUnplace removes the children of a component whose placement
+	// does not select this cluster (the stream stays) and its status.
+	planUnplace
+	// planInvalid records why the revision cannot be applied (the error is
+	// permanent) and touches nothing in the cluster.
+	planInvalid
+)
+
+func (k planKind) String() string {
+	return [...]string{"apply", "remove", "unplace", "invalid"}[k]
+}
+
+// plan is what one reconcile will do.
+type plan struct {
+	kind planKind
+	key  string
+	rev  uint64
+	// namespace is the component's target namespace (planApply).
+	namespace string
+	objs      render.Objects
+	// desired are the Kubernetes children in apply order (planApply).
+	desired []*unstructured.Unstructured
+	// prune are live children to delete.
+	prune []child
+	// deleteStream names the stream to delete ("" keeps it).
+	deleteStream string
+	// err says why a planInvalid revision cannot be applied.
+	err error
+}
+
+// decide turns in into a plan. It reads nothing and writes nothing.
+func decide(in input) plan {
+	p := plan{key: in.key, rev: in.entry.rev}
+	if in.entry.deleted {
+		p.kind, p.prune = planRemove, in.live
+		if in.entry.deleteStream {
+			if ns, name, err := api.ParseKey(in.key); err == nil {
+				p.deleteStream = render.StreamName(ns, name)
+			}
+		}
+		return p
+	}
+	comp, err := component(in.key, in.entry.value, in.policy)
+	if err != nil {
+		p.kind, p.err = planInvalid, err
+		return p
+	}
+	if !placed(comp, in.cluster.name, in.cluster.labels) {
+		p.kind, p.prune = planUnplace, in.live
+		return p
+	}
+	objs, err := render.Render(comp, in.entry.rev, in.settings)
+	if err == nil {
+		p.desired, err = objs.Children()
+	}
+	if err != nil {
+		p.kind, p.err = planInvalid, stepError("render", err)
+		return p
+	}
+	p.kind, p.objs, p.namespace = planApply, objs, comp.Metadata.Namespace
+	p.prune = unwanted(in.live, p.desired)
+	return p
+}
+
+// component decodes, defaults and validates a stored value, checks that it
+// belongs under key and that its namespace is allowed. Every failure is
+// permanent: a spec error matches api.ErrInvalid; a namespace outside the
+// policy has reason NamespaceNotAllowed.
+func component(key string, value []byte, policy namespacePolicy) (api.Component, error) {
+	comp, err := decode.Component(value)
+	if err != nil {
+		var de *decode.Error
+		if errors.As(err, &de) && de.Partial != nil {
+			if _, verr := validate.Normalize(*de.Partial); verr != nil {
+				return comp, errors.Join(err, verr) // every problem in one status message
+			}
+		}
+		return comp, err
+	}
+	if comp, err = validate.Normalize(comp); err != nil {
+		return comp, err
+	}
+	if err := api.CheckKey(key, comp); err != nil {
+		return comp, err
+	}
+	if ns := comp.Metadata.Namespace; len(policy.allowed) > 0 && !slices.Contains(policy.allowed, ns) {
+		return comp, withClass(Permanent, ReasonNamespaceNotAllowed,
+			fmt.Errorf("namespace %q is not one this controller manages (%v)", ns, policy.allowed))
+	}
+	return comp, nil
+}
+
+// streamPolicyDeletes reports whether the stored value asks for its stream
+// to be deleted with it. Anything unreadable keeps the stream: losing
+// queued jobs needs an explicit Delete.
+func streamPolicyDeletes(value []byte) bool {
+	comp, err := decode.Component(value)
+	return err == nil && defaults.Apply(comp).Spec.Deletion.Stream == api.Delete
+}
+
+// lastPutDeletesStream is streamPolicyDeletes of the last value put in a
+// key's history (oldest first).
+func lastPutDeletesStream(hist []Entry) bool {
+	for i := len(hist) - 1; i >= 0; i-- {
+		if !hist[i].Deleted {
+			return streamPolicyDeletes(hist[i].Value)
+		}
+	}
+	return false
+}
+
+// unwanted returns the live children that desired does not name.
+func unwanted(live []child, desired []*unstructured.Unstructured) []child {
+	var out []child
+	for _, ch := range live {
+		if !slices.ContainsFunc(desired, ch.is) {
+			out = append(out, ch)
+		}
+	}
+	return out
+}

@@ -1,0 +1,211 @@
+package reconcile
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tinyctl/tinyctl/api/validate"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// spec is a valid component in ns, edited by mutate, as the bucket holds it.
+func spec(t *testing.T, ns, name string, mutate ...func(*api.Component)) []byte {
+	t.Helper()
+	c := api.Component{
+		APIVersion: api.APIVersion, Kind: api.Kind,
+		Metadata: api.Metadata{Name: name, Namespace: ns},
+		Spec: api.Spec{Image: "registry.example.com/acme/" + name + ":1.0.0",
+			Jobs: api.Jobs{Subjects: []string{"jobs." + ns + "." + name + ".>"}}},
+	}
+	for _, m := range mutate {
+		m(&c)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func scaled(c *api.Component) {
+	c.Spec.Scaling = &api.Scaling{MinReplicas: 0, MaxReplicas: 3}
+}
+
+func placedOn(clusters ...string) func(*api.Component) {
+	return func(c *api.Component) { c.Spec.Placement = &api.Placement{Clusters: clusters} }
+}
+
+func selecting(labels map[string]string) func(*api.Component) {
+	return func(c *api.Component) {
+		c.Spec.Placement = &api.Placement{ClusterSelector: &metav1.LabelSelector{MatchLabels: labels}}
+	}
+}
+
+func deleteStream(c *api.Component) { c.Spec.Deletion.Stream = api.Delete }
+
+func liveChild(kind int, ns, name string) child {
+	return child{kind: childKinds[kind], namespace: ns, name: name, component: render.ComponentLabelValue(ns, name)}
+}
+
+const (
+	deploymentKind = iota
+	networkPolicyKind
+	scaledObjectKind
+)
+
+func TestDecide(t *testing.T) {
+	east := identity{name: "east", labels: map[string]string{"env": "prod"}}
+	all := namespacePolicy{}
+	dep, np, so := liveChild(deploymentKind, "media", "resizer"), liveChild(networkPolicyKind, "media", "resizer"),
+		liveChild(scaledObjectKind, "media", "resizer")
+	tests := []struct {
+		name        string
+		entry       specEntry
+		policy      namespacePolicy
+		live        []child
+		wantKind    planKind
+		wantDesired []string // kinds in apply order
+		wantPrune   []child
+		wantStream  string // stream to delete
+		wantReason  string // reason of a planInvalid error
+	}{
+		{name: "new component applies its children",
+			entry: specEntry{rev: 3, value: spec(t, "media", "resizer")}, policy: all,
+			wantKind: planApply, wantDesired: []string{"Deployment", "NetworkPolicy"}},
+		{name: "a scaled component adds its ScaledObject",
+			entry: specEntry{rev: 3, value: spec(t, "media", "resizer", scaled)}, policy: all,
+			wantKind: planApply, wantDesired: []string{"Deployment", "NetworkPolicy", "ScaledObject"}},
+		{name: "scaling removed prunes the ScaledObject only",
+			entry: specEntry{rev: 4, value: spec(t, "media", "resizer")}, policy: all, live: []child{dep, np, so},
+			wantKind: planApply, wantDesired: []string{"Deployment", "NetworkPolicy"}, wantPrune: []child{so}},
+		{name: "placed by name on this cluster",
+			entry: specEntry{rev: 1, value: spec(t, "media", "resizer", placedOn("east", "west"))}, policy: all,
+			wantKind: planApply, wantDesired: []string{"Deployment", "NetworkPolicy"}},
+		{name: "placed by label on this cluster",
+			entry: specEntry{rev: 1, value: spec(t, "media", "resizer", selecting(map[string]string{"env": "prod"}))}, policy: all,
+			wantKind: planApply, wantDesired: []string{"Deployment", "NetworkPolicy"}},
+		{name: "placed elsewhere by name unplaces, keeping the stream",
+			entry: specEntry{rev: 5, value: spec(t, "media", "resizer", placedOn("west"), deleteStream)}, policy: all,
+			live: []child{dep, np}, wantKind: planUnplace, wantPrune: []child{dep, np}},
+		{name: "a selector that does not match unplaces",
+			entry: specEntry{rev: 5, value: spec(t, "media", "resizer", selecting(map[string]string{"env": "dev"}))}, policy: all,
+			live: []child{dep}, wantKind: planUnplace, wantPrune: []child{dep}},
+		{name: "a delete marker removes the children and keeps the stream",
+			entry: specEntry{rev: 6, deleted: true}, policy: all, live: []child{dep, np},
+			wantKind: planRemove, wantPrune: []child{dep, np}},
+		{name: "a delete marker after deletion.stream Delete removes the stream too",
+			entry: specEntry{rev: 6, deleted: true, deleteStream: true, policyKnown: true}, policy: all,
+			wantKind: planRemove, wantStream: "tinyctl_media_resizer"},
+		{name: "a namespace outside the allow-list stalls",
+			entry: specEntry{rev: 1, value: spec(t, "media", "resizer")}, policy: namespacePolicy{allowed: []string{"jobs"}},
+			live: []child{dep}, wantKind: planInvalid, wantReason: ReasonNamespaceNotAllowed},
+		{name: "a namespace on the allow-list applies",
+			entry: specEntry{rev: 1, value: spec(t, "media", "resizer")}, policy: namespacePolicy{allowed: []string{"jobs", "media"}},
+			wantKind: planApply, wantDesired: []string{"Deployment", "NetworkPolicy"}},
+		{name: "an invalid spec stalls and touches nothing",
+			entry:  specEntry{rev: 2, value: []byte(`{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"resizer","namespace":"media"},"spec":{"image":"x"}}`)},
+			policy: all, live: []child{dep}, wantKind: planInvalid, wantReason: ReasonInvalidSpec},
+		{name: "a value stored under another component's key stalls",
+			entry: specEntry{rev: 2, value: spec(t, "media", "thumbnailer")}, policy: all,
+			wantKind: planInvalid, wantReason: ReasonInvalidSpec},
+		{name: "a value that is not a component stalls",
+			entry: specEntry{rev: 2, value: []byte("{not json")}, policy: all,
+			wantKind: planInvalid, wantReason: ReasonInvalidSpec},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := decide(input{key: "media.resizer", entry: tt.entry, cluster: east, policy: tt.policy,
+				settings: render.Cluster{Name: "east"}, live: tt.live})
+			if p.kind != tt.wantKind {
+				t.Fatalf("plan %s (err %v), want %s", p.kind, p.err, tt.wantKind)
+			}
+			if p.rev != tt.entry.rev || p.key != "media.resizer" {
+				t.Errorf("plan for %s at %d, want media.resizer at %d", p.key, p.rev, tt.entry.rev)
+			}
+			var kinds []string
+			for _, o := range p.desired {
+				kinds = append(kinds, o.GetKind())
+			}
+			if strings.Join(kinds, ",") != strings.Join(tt.wantDesired, ",") {
+				t.Errorf("desired %v, want %v", kinds, tt.wantDesired)
+			}
+			if !sameChildren(p.prune, tt.wantPrune) {
+				t.Errorf("prune %v, want %v", p.prune, tt.wantPrune)
+			}
+			if p.deleteStream != tt.wantStream {
+				t.Errorf("delete stream %q, want %q", p.deleteStream, tt.wantStream)
+			}
+			if tt.wantReason != "" {
+				if class, reason := Classify(p.err); class != Permanent || reason != tt.wantReason {
+					t.Errorf("error %v classifies as %s %s, want permanent %s", p.err, class, reason, tt.wantReason)
+				}
+			} else if p.err != nil {
+				t.Errorf("unexpected error %v", p.err)
+			}
+		})
+	}
+}
+
+func sameChildren(a, b []child) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestDeleteMarkerLearnsTheStreamPolicyFromTheValueBeforeIt(t *testing.T) {
+	c := newSpecCache()
+	c.observe(Entry{Key: "media.resizer", Revision: 1, Value: spec(t, "media", "resizer", deleteStream)})
+	c.observe(Entry{Key: "media.resizer", Revision: 2, Deleted: true})
+	e, _ := c.get("media.resizer")
+	if !e.deleted || !e.deleteStream || !e.policyKnown || e.value != nil {
+		t.Fatalf("marker entry %+v, want deleted, stream deleted, value dropped", e)
+	}
+	c.observe(Entry{Key: "media.other", Revision: 3, Deleted: true}) // never seen a value
+	if e, _ := c.get("media.other"); e.policyKnown || e.deleteStream {
+		t.Fatalf("marker without a known value %+v: the policy must be read from history", e)
+	}
+	hist := []Entry{{Revision: 1, Value: spec(t, "media", "other", deleteStream)}, {Revision: 2, Deleted: true}}
+	if !lastPutDeletesStream(hist) {
+		t.Fatal("history says deletion.stream Delete, read as Retain")
+	}
+	if lastPutDeletesStream([]Entry{{Revision: 1, Value: []byte("garbage")}}) {
+		t.Fatal("an unreadable value must keep the stream")
+	}
+}
+
+func TestClassifyJoinedErrors(t *testing.T) {
+	invalid := &validate.InvalidError{}
+	transient := errors.New("nats: timeout")
+	waiting := withClass(Waiting, ReasonConflict, errors.New("conflict"))
+	tests := []struct {
+		name       string
+		err        error
+		wantClass  Class
+		wantReason string
+	}{
+		{"invalid spec and a status write that timed out: retried", errors.Join(invalid, transient), Transient, ReasonRetrying},
+		{"invalid spec and a conflict: waits", errors.Join(invalid, waiting), Waiting, ReasonConflict},
+		{"invalid spec alone: stalls", errors.Join(invalid), Permanent, ReasonInvalidSpec},
+		{"two permanent errors keep the first reason", errors.Join(withClass(Permanent, ReasonNamespaceNotAllowed, errors.New("ns")), invalid),
+			Permanent, ReasonNamespaceNotAllowed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if class, reason := Classify(tt.err); class != tt.wantClass || reason != tt.wantReason {
+				t.Errorf("Classify = %s %s, want %s %s", class, reason, tt.wantClass, tt.wantReason)
+			}
+		})
+	}
+}

@@ -1,0 +1,119 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/bus/lease"
+	"github.com/tinyctl/tinyctl/reconcile"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// campaign wins the lease, leads until the lease is lost or ctx ends, and
+// campaigns again after a loss. The lease is renewed on a context of its
+// own, so that a SIGTERM (ctx ending) lets the drain write while it still
+// holds the lease; the lease is released after the drain.
+func (p *Process) campaign(ctx context.Context) error {
+	log := zerolog.Ctx(ctx)
+	for {
+		// The campaign stops with ctx; once won, renewals go on until the
+		// lease is released.
+		renewCtx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
+		unhook := context.AfterFunc(ctx, stopRenewing)
+		l, err := p.leases.Campaign(renewCtx, p.cfg.leaseName(), p.cfg.Holder, lease.Options{
+			TTL:          p.cfg.LeaseTTL,
+			OnRenewError: func(err error) { log.Warn().Err(err).Msg("lease renewal failed; retrying") },
+		})
+		if !unhook() { // ctx ended while campaigning
+			if err == nil {
+				p.release(ctx, l)
+			}
+			stopRenewing()
+			return nil
+		}
+		if err != nil {
+			stopRenewing()
+			return fmt.Errorf("campaign for lease %s: %w", p.cfg.leaseName(), err)
+		}
+		log.Info().Str("lease", p.cfg.leaseName()).Msg("lease acquired; reconciling")
+		err = p.lead(ctx, l)
+		switch {
+		case ctx.Err() != nil:
+			p.release(ctx, l)
+			stopRenewing()
+			return err
+		case l.Err() != nil:
+			stopRenewing()
+			log.Warn().Err(l.Err()).Msg("lease lost; stopped writing, campaigning again")
+			continue
+		}
+		// The loop stopped by itself (it could not start): let another
+		// replica try, and try again after a pause.
+		log.Error().Err(err).Msg("reconcile loop stopped; releasing the lease")
+		p.release(ctx, l)
+		stopRenewing()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(p.cfg.LeaseTTL / 3):
+		}
+	}
+}
+
+// lead runs the reconcile loop while lease l is held. A lost lease stops
+// it at once (in-flight reconciles are cancelled and every write is
+// fenced); ctx ending stops it gracefully.
+func (p *Process) lead(ctx context.Context, l *lease.Lease) error {
+	loopCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-l.Lost():
+			cancel(lease.ErrLost)
+		case <-ctx.Done():
+			cancel(reconcile.ErrDrain)
+		case <-loopCtx.Done():
+		}
+	}()
+	ctrl, err := p.controller(l)
+	if err != nil {
+		return err
+	}
+	p.loop.Store(ctrl)
+	p.leader.Store(true)
+	boolGauge(p.metrics.leader, true)
+	defer func() {
+		p.leader.Store(false)
+		boolGauge(p.metrics.leader, false)
+	}()
+	return ctrl.Run(loopCtx)
+}
+
+// release gives the lease up so a standby can take it at once, logging to
+// ctx's logger what goes wrong.
+func (p *Process) release(ctx context.Context, l *lease.Lease) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := l.Release(rctx); err != nil && !errors.Is(err, lease.ErrLost) {
+		zerolog.Ctx(ctx).Warn().Err(err).Msg("release lease")
+	}
+}
+
+// controller builds a reconcile loop whose writes are fenced by lease l.
+func (p *Process) controller(l *lease.Lease) (*reconcile.Controller, error) {
+	m, err := apply.New(p.kube, render.AnnotationContentHash)
+	if err != nil {
+		return nil, err
+	}
+	deps, err := reconcile.Wire(p.specs, p.statuses, p.streams, m, p.kube, nil)
+	if err != nil {
+		return nil, err
+	}
+	deps.Fence, deps.Observer = l.Fence(), p.metrics
+	return reconcile.New(p.cfg.Loop, deps), nil
+}

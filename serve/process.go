@@ -1,0 +1,221 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"k8s.io/client-go/rest"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/lease"
+	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/bus/streams"
+	"github.com/tinyctl/tinyctl/reconcile"
+)
+
+// Process is one controller process: New prepares it, Run runs it, Ready
+// and WaitReady tell whether it serves.
+type Process struct {
+	cfg       Config
+	kube      *rest.Config
+	metrics   *metrics
+	listeners listeners
+	done      chan struct{}
+
+	conn     *bus.Conn
+	specs    *specs.Store
+	statuses *status.Store
+	leases   *lease.Store
+	streams  *streams.Manager
+
+	loop      atomic.Pointer[reconcile.Controller]
+	leader    atomic.Bool
+	connected atomic.Bool
+}
+
+// New checks cfg, loads the Kubernetes client configuration and binds the
+// metrics and health addresses (so Addrs is known before Run, even for
+// port 0). It fails on configuration that cannot work. Run releases what
+// New took; a Process that is never run must be Closed.
+func New(cfg Config) (*Process, error) {
+	cfg = cfg.WithDefaults()
+	p := &Process{cfg: cfg, done: make(chan struct{})}
+	p.metrics = newMetrics(p.loopView, p.latestRevision)
+	var err error
+	if p.kube, err = kubeConfig(cfg.Kubeconfig, cfg.KubeContext, cfg.Holder); err != nil {
+		return nil, err
+	}
+	if p.listeners, err = listen(cfg.MetricsAddr, cfg.HealthAddr); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Addrs returns the addresses the metrics and health servers listen on
+// ("" when disabled).
+func (p *Process) Addrs() (metrics, health string) { return p.listeners.addrs() }
+
+// Close releases what New took when Run is never called.
+func (p *Process) Close() { p.listeners.close() }
+
+// Ready reports whether the process serves its role: a leader once its
+// loop has reconciled the initial values and synced its informers; a
+// standby once NATS is connected.
+func (p *Process) Ready() bool {
+	if p.leader.Load() {
+		c := p.loop.Load()
+		return c != nil && c.Ready()
+	}
+	return p.connected.Load()
+}
+
+// Leader reports whether this process holds the cluster's lease.
+func (p *Process) Leader() bool { return p.leader.Load() }
+
+// WaitReady returns once the process is Ready as the leader (leader true)
+// or in any role, or with an error when Run has returned or ctx ends.
+func (p *Process) WaitReady(ctx context.Context, leader bool) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if p.Ready() && (!leader || p.Leader()) {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return errors.New("controller stopped")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Run runs the controller process until ctx is cancelled (SIGTERM), then
+// shuts down gracefully: it stops taking work, lets in-flight reconciles
+// finish within the loop's ShutdownGrace while it still holds (and renews)
+// the lease, and then releases the lease so a standby takes over at once.
+// It returns an error when it cannot start (NATS or the API server
+// unreachable, bad configuration).
+func (p *Process) Run(ctx context.Context) error {
+	defer close(p.done)
+	log := zerolog.Ctx(ctx).With().Str(reconcile.LogCluster, p.cfg.cluster()).Str("holder", p.cfg.Holder).Logger()
+	ctx = log.WithContext(ctx)
+	srv := p.serveHTTP(ctx) // alive (and not ready) while connecting
+	defer srv.close()
+	stop, err := p.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	go p.heartbeat(ctx)
+	log.Info().Str("nats", p.conn.NATS().ConnectedUrlRedacted()).Str("kube", p.kube.Host).Msg("controller started; campaigning for the lease")
+	return p.campaign(ctx)
+}
+
+// Run is New and Process.Run in one call.
+func Run(ctx context.Context, cfg Config) error {
+	p, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	return p.Run(ctx)
+}
+
+// connect starts the embedded server when configured, connects, and opens
+// the buckets; stop undoes it.
+func (p *Process) connect(ctx context.Context) (stop func(), err error) {
+	log := zerolog.Ctx(ctx)
+	natsCfg := p.cfg.NATS
+	var embedded *bus.Embedded
+	if p.cfg.Embedded != nil {
+		if embedded, err = bus.StartEmbedded(ctx, *p.cfg.Embedded); err != nil {
+			return nil, err
+		}
+		natsCfg.URLs = []string{embedded.ClientURL()}
+		natsCfg.Token = p.cfg.Embedded.Token
+		log.Info().Str("url", embedded.ClientURL()).Msg("embedded NATS server started")
+	}
+	if natsCfg.Name == "" {
+		natsCfg.Name = "tinyctl-serve/" + p.cfg.Holder
+	}
+	p.conn, err = bus.Connect(ctx, natsCfg, func(sc bus.StateChange) {
+		up := sc.State == bus.StateConnected || sc.State == bus.StateReconnected
+		p.connected.Store(up)
+		boolGauge(p.metrics.connected, up)
+		log.Info().Stringer("state", sc.State).Msg("nats connection")
+	})
+	shutdown := func() {
+		if embedded != nil {
+			_ = embedded.Shutdown(context.WithoutCancel(ctx))
+		}
+	}
+	if err != nil {
+		shutdown()
+		return nil, fmt.Errorf("connect to NATS: %w", err)
+	}
+	p.connected.Store(true)
+	boolGauge(p.metrics.connected, true)
+	stop = func() { p.conn.Close(); shutdown() }
+	if err := p.openStores(ctx); err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
+}
+
+func (p *Process) openStores(ctx context.Context) error {
+	var err error
+	if p.specs, err = specs.Open(ctx, p.conn, specs.Config{Bucket: p.cfg.SpecBucket}, kv.Ensure); err != nil {
+		return fmt.Errorf("open spec bucket: %w", err)
+	}
+	if p.statuses, err = status.Open(ctx, p.conn, status.Config{Bucket: p.cfg.StatusBucket}, kv.Ensure); err != nil {
+		return fmt.Errorf("open status bucket: %w", err)
+	}
+	if p.leases, err = lease.Open(ctx, p.conn, lease.Config{}); err != nil {
+		return fmt.Errorf("open lease bucket: %w", err)
+	}
+	p.streams = streams.New(p.conn, 0)
+	return nil
+}
+
+// heartbeat keeps this cluster's heartbeat alive while the process runs,
+// leader or standby, so status readers can tell live clusters from gone
+// ones. It carries the cluster's labels and render settings.
+func (p *Process) heartbeat(ctx context.Context) {
+	settings := p.cfg.Loop.Cluster
+	err := p.statuses.RunHeartbeat(ctx, status.HeartbeatOptions{
+		Heartbeat: status.Heartbeat{Cluster: p.cfg.cluster(), Labels: p.cfg.Loop.ClusterLabels,
+			Controller: p.cfg.Holder, Settings: &settings},
+		Interval: p.cfg.HeartbeatTTL / 3, TTL: p.cfg.HeartbeatTTL,
+		OnError: func(err error) { zerolog.Ctx(ctx).Warn().Err(err).Msg("heartbeat failed") },
+	})
+	if err != nil && ctx.Err() == nil {
+		zerolog.Ctx(ctx).Error().Err(err).Msg("heartbeat stopped")
+	}
+}
+
+func (p *Process) loopView() loopView {
+	if c := p.loop.Load(); c != nil {
+		return c
+	}
+	return nil
+}
+
+// latestRevision is the spec bucket's last revision, for the watch-lag
+// gauge; 0 when it cannot be read.
+func (p *Process) latestRevision() uint64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	info, err := p.specs.Info(ctx) // only called once a loop exists, so specs is set
+	if err != nil {
+		return 0
+	}
+	return info.LastRevision
+}
