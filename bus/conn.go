@@ -82,12 +82,16 @@ func NewConn(nc *nats.Conn, onState func(StateChange)) (*Conn, error) {
 	nc.SetReconnectHandler(c.onReconnect)
 	nc.SetClosedHandler(c.onClosed)
 	nc.SetErrorHandler(c.onAsyncError)
-	return c.bind(nc)
+	return c.bind(nc, "")
 }
 
-// bind attaches an open connection and reports it connected.
-func (c *Conn) bind(nc *nats.Conn) (*Conn, error) {
+// bind attaches an open connection and reports it connected; domain
+// selects a JetStream domain ("" for the server's).
+func (c *Conn) bind(nc *nats.Conn, domain string) (*Conn, error) {
 	js, err := jetstream.New(nc)
+	if domain != "" {
+		js, err = jetstream.NewWithDomain(nc, domain)
+	}
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("bus: jetstream: %w", err)

@@ -38,6 +38,13 @@ type Config struct {
 	TLSCertFile string
 	TLSKeyFile  string
 
+	// JetStreamDomain is the JetStream domain to use: a leaf cluster's own,
+	// or the hub's from a leaf (empty: the server's).
+	JetStreamDomain string
+	// Options are more client options, applied after those above: a nats
+	// CLI context's (natscontext.Context.NATSOptions), say.
+	Options []nats.Option
+
 	// Reconnect spaces reconnect attempts (and the attempts of the first
 	// connect). Zero fields take DefaultBackoff's values.
 	Reconnect wait.Backoff
@@ -78,7 +85,7 @@ func Connect(ctx context.Context, cfg Config, onState func(StateChange)) (*Conn,
 	for attempt := 0; ; attempt++ {
 		nc, err := nats.Connect(url, opts...)
 		if err == nil {
-			return c.bind(nc)
+			return c.bind(nc, cfg.JetStreamDomain)
 		}
 		if permanent := connectErrorIsPermanent(err); permanent != nil {
 			return nil, fmt.Errorf("bus: connect to %s: %w", url, permanent)
@@ -128,7 +135,8 @@ func (cfg Config) natsOptions(c *Conn) ([]nats.Option, error) {
 		nats.ClosedHandler(c.onClosed),
 		nats.ErrorHandler(c.onAsyncError),
 	}
-	return append(opts, auth...), nil
+	opts = append(opts, auth...)
+	return append(opts, cfg.Options...), nil
 }
 
 // authOptions returns the credential and TLS options of cfg.

@@ -3,6 +3,8 @@ package render_test
 import (
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/tinyctl/tinyctl/api/defaults"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -64,7 +66,7 @@ func renderCases() []renderCase {
 
 	fixed := component("thumbnailer", api.Spec{
 		Command:  []string{"/thumbnailer"},
-		Replicas: ptr[int32](3),
+		Replicas: ptr.To[int32](3),
 		Jobs: api.Jobs{
 			Subjects: []string{"jobs.thumbs.small", "jobs.thumbs.large"},
 			Stream:   api.StreamSpec{Storage: "memory", MaxAge: "1h", DuplicateWindow: "30s", MaxMsgs: 10000, MaxBytes: 1 << 26},
@@ -99,5 +101,3 @@ func mustRender(tb testing.TB, tc renderCase) render.Objects {
 	}
 	return objs
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -1,5 +1,7 @@
 package render
 
+import "cmp"
+
 // Defaults used by DefaultCluster and filled in by Cluster.WithDefaults.
 // They match the runtime `tinyctl install` provisions: a NATS broker in
 // namespace tinyctl-system behind Service "nats".
@@ -97,13 +99,13 @@ func DefaultCluster() Cluster {
 // CredentialsSecret stays empty when unset: mounting credentials is opt-in.
 func (cl Cluster) WithDefaults() Cluster {
 	d := DefaultCluster()
-	setString(&cl.Name, d.Name)
-	setString(&cl.NATS.URL, d.NATS.URL)
-	setString(&cl.NATS.Namespace, d.NATS.Namespace)
-	setString(&cl.NATS.MonitoringEndpoint, d.NATS.MonitoringEndpoint)
-	setString(&cl.NATS.Account, d.NATS.Account)
-	setString(&cl.NATS.CredentialsKey, d.NATS.CredentialsKey)
-	setString(&cl.DNS.Namespace, d.DNS.Namespace)
+	cl.Name = cmp.Or(cl.Name, d.Name)
+	cl.NATS.URL = cmp.Or(cl.NATS.URL, d.NATS.URL)
+	cl.NATS.Namespace = cmp.Or(cl.NATS.Namespace, d.NATS.Namespace)
+	cl.NATS.MonitoringEndpoint = cmp.Or(cl.NATS.MonitoringEndpoint, d.NATS.MonitoringEndpoint)
+	cl.NATS.Account = cmp.Or(cl.NATS.Account, d.NATS.Account)
+	cl.NATS.CredentialsKey = cmp.Or(cl.NATS.CredentialsKey, d.NATS.CredentialsKey)
+	cl.DNS.Namespace = cmp.Or(cl.DNS.Namespace, d.DNS.Namespace)
 	if len(cl.NATS.PodLabels) == 0 {
 		cl.NATS.PodLabels = d.NATS.PodLabels
 	}
@@ -117,10 +119,4 @@ func (cl Cluster) WithDefaults() Cluster {
 		cl.RunAsUser = d.RunAsUser
 	}
 	return cl
-}
-
-func setString(field *string, def string) {
-	if *field == "" {
-		*field = def
-	}
 }

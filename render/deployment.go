@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/tinyctl/tinyctl/api"
 )
@@ -44,7 +45,7 @@ func deployment(c api.Component, cl Cluster, m meta) (*appsv1.Deployment, error)
 		},
 	}
 	if c.Spec.Scaling == nil {
-		d.Spec.Replicas = ptr(replicas(c.Spec.Replicas))
+		d.Spec.Replicas = ptr.To(replicas(c.Spec.Replicas))
 	}
 	return d, stamp(d, d, m)
 }
@@ -69,13 +70,13 @@ func reloadAnnotation(cl Cluster) map[string]string {
 func podSpec(ctr corev1.Container, cl Cluster) corev1.PodSpec {
 	uid := cl.RunAsUser
 	ps := corev1.PodSpec{
-		AutomountServiceAccountToken: ptr(false),
-		EnableServiceLinks:           ptr(false),
+		AutomountServiceAccountToken: ptr.To(false),
+		EnableServiceLinks:           ptr.To(false),
 		SecurityContext: &corev1.PodSecurityContext{
-			RunAsNonRoot:   ptr(true),
-			RunAsUser:      ptr(uid),
-			RunAsGroup:     ptr(uid),
-			FSGroup:        ptr(uid),
+			RunAsNonRoot:   ptr.To(true),
+			RunAsUser:      ptr.To(uid),
+			RunAsGroup:     ptr.To(uid),
+			FSGroup:        ptr.To(uid),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
 		Containers: []corev1.Container{ctr},
@@ -88,7 +89,7 @@ func podSpec(ctr corev1.Container, cl Cluster) corev1.PodSpec {
 		ps.Volumes = append(ps.Volumes, corev1.Volume{
 			Name: credsVolume,
 			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-				SecretName: s, DefaultMode: ptr(credsMode),
+				SecretName: s, DefaultMode: ptr.To(credsMode),
 			}},
 		})
 	}
@@ -112,9 +113,9 @@ func container(c api.Component, cl Cluster) (corev1.Container, error) {
 		Env:       env,
 		Resources: res,
 		SecurityContext: &corev1.SecurityContext{
-			RunAsNonRoot:             ptr(true),
-			AllowPrivilegeEscalation: ptr(false),
-			ReadOnlyRootFilesystem:   ptr(true),
+			RunAsNonRoot:             ptr.To(true),
+			AllowPrivilegeEscalation: ptr.To(false),
+			ReadOnlyRootFilesystem:   ptr.To(true),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		},
 		VolumeMounts: []corev1.VolumeMount{{Name: tmpVolume, MountPath: "/tmp"}},
@@ -187,5 +188,3 @@ func resourceList(field string, in map[string]string) (corev1.ResourceList, erro
 	}
 	return out, nil
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/render"
@@ -22,25 +23,25 @@ func TestDeploymentIsHardened(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := mustRender(t, tc).Deployment.Spec.Template.Spec
 			wantPod := &corev1.PodSecurityContext{
-				RunAsNonRoot:   ptr(true),
-				RunAsUser:      ptr[int64](65532),
-				RunAsGroup:     ptr[int64](65532),
-				FSGroup:        ptr[int64](65532),
+				RunAsNonRoot:   ptr.To(true),
+				RunAsUser:      ptr.To[int64](65532),
+				RunAsGroup:     ptr.To[int64](65532),
+				FSGroup:        ptr.To[int64](65532),
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			}
 			if diff := cmp.Diff(wantPod, pod.SecurityContext); diff != "" {
 				t.Errorf("pod securityContext (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(ptr(false), pod.AutomountServiceAccountToken); diff != "" {
+			if diff := cmp.Diff(ptr.To(false), pod.AutomountServiceAccountToken); diff != "" {
 				t.Errorf("automountServiceAccountToken (-want +got):\n%s", diff)
 			}
 			if len(pod.Containers) != 1 {
 				t.Fatalf("containers = %d, want 1", len(pod.Containers))
 			}
 			wantCtr := &corev1.SecurityContext{
-				RunAsNonRoot:             ptr(true),
-				AllowPrivilegeEscalation: ptr(false),
-				ReadOnlyRootFilesystem:   ptr(true),
+				RunAsNonRoot:             ptr.To(true),
+				AllowPrivilegeEscalation: ptr.To(false),
+				ReadOnlyRootFilesystem:   ptr.To(true),
 				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 			}
 			if diff := cmp.Diff(wantCtr, pod.Containers[0].SecurityContext); diff != "" {
@@ -91,7 +92,7 @@ func TestCredentialsAreMountedReadOnly(t *testing.T) {
 	if diff := cmp.Diff(wantMount, pod.Containers[0].VolumeMounts[1]); diff != "" {
 		t.Errorf("credentials mount (-want +got):\n%s", diff)
 	}
-	wantVol := corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "nats-client", DefaultMode: ptr[int32](0o440)}}
+	wantVol := corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "nats-client", DefaultMode: ptr.To[int32](0o440)}}
 	if diff := cmp.Diff(wantVol, pod.Volumes[1].VolumeSource); diff != "" {
 		t.Errorf("credentials volume (-want +got):\n%s", diff)
 	}
@@ -138,9 +139,9 @@ func TestReplicasOwnership(t *testing.T) {
 		want *int32
 	}{
 		"scaled by KEDA":    {api.Spec{Scaling: &api.Scaling{MaxReplicas: 5}}, nil},
-		"fixed replicas":    {api.Spec{Replicas: ptr[int32](4)}, ptr[int32](4)},
-		"default replicas":  {api.Spec{}, ptr[int32](1)},
-		"fixed zero (idle)": {api.Spec{Replicas: ptr[int32](0)}, ptr[int32](0)},
+		"fixed replicas":    {api.Spec{Replicas: ptr.To[int32](4)}, ptr.To[int32](4)},
+		"default replicas":  {api.Spec{}, ptr.To[int32](1)},
+		"fixed zero (idle)": {api.Spec{Replicas: ptr.To[int32](0)}, ptr.To[int32](0)},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/tinyctl/tinyctl/api"
 )
@@ -133,5 +134,5 @@ func ipBlock(cidr string, except []string) networkingv1.NetworkPolicyPeer {
 }
 
 func port(proto corev1.Protocol, p int32) networkingv1.NetworkPolicyPort {
-	return networkingv1.NetworkPolicyPort{Protocol: ptr(proto), Port: ptr(intstr.FromInt32(p))}
+	return networkingv1.NetworkPolicyPort{Protocol: ptr.To(proto), Port: ptr.To(intstr.FromInt32(p))}
 }

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 
 	"github.com/tinyctl/tinyctl/api"
 )
@@ -71,8 +72,8 @@ func scaledObject(c api.Component, cl Cluster, m meta) (*unstructured.Unstructur
 		ObjectMeta: m.objectMeta(nil),
 		Spec: scaledObjectSpec{
 			ScaleTargetRef:  scaleTargetRef{APIVersion: "apps/v1", Kind: "Deployment", Name: md.Name},
-			MinReplicaCount: ptr(s.MinReplicas),
-			MaxReplicaCount: ptr(s.MaxReplicas),
+			MinReplicaCount: ptr.To(s.MinReplicas),
+			MaxReplicaCount: ptr.To(s.MaxReplicas),
 			PollingInterval: positive(s.PollingInterval),
 			CooldownPeriod:  positive(s.CooldownPeriod),
 			Triggers: []trigger{{

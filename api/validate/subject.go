@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"github.com/nats-io/nats-server/v2/server"
+
 	"fmt"
 	"strings"
 	"unicode"
@@ -48,20 +50,6 @@ func tokenProblem(t string, last bool) string {
 }
 
 // subjectsCollide reports whether some subject matches both a and b, both
-// valid subjects. NATS refuses a stream whose subjects collide, since a
-// message would be stored once for each.
-func subjectsCollide(a, b string) bool {
-	ta, tb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(ta) && i < len(tb); i++ {
-		x, y := ta[i], tb[i]
-		switch {
-		case x == ">" || y == ">":
-			return true
-		case x == "*" || y == "*" || x == y:
-			continue
-		default:
-			return false
-		}
-	}
-	return len(ta) == len(tb)
-}
+// valid subjects: nats-server's own test, by which it refuses a stream
+// whose subjects collide (a message would be stored once for each).
+func subjectsCollide(a, b string) bool { return server.SubjectsCollide(a, b) }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/decode"
@@ -45,8 +46,6 @@ func validComponent() api.Component {
 		},
 	})
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // problem is one expected validation error: its type and field path.
 type problem struct {
@@ -152,8 +151,8 @@ func TestValidateReportsFieldPaths(t *testing.T) {
 		{"negative maxAckPending", func(c *api.Component) { c.Spec.Jobs.Consumer.MaxAckPending = -1 }, want(problem{invalid, "spec.jobs.consumer.maxAckPending"})},
 		{"zero backoff", func(c *api.Component) { c.Spec.Jobs.Consumer.Backoff[1] = "0s" }, want(problem{invalid, "spec.jobs.consumer.backoff[1]"})},
 		{"more backoffs than deliveries", func(c *api.Component) { c.Spec.Jobs.Consumer.MaxDeliver = 1 }, want(problem{tooMany, "spec.jobs.consumer.backoff"})},
-		{"replicas with scaling", func(c *api.Component) { c.Spec.Replicas = ptr(int32(2)) }, want(problem{forbidden, "spec.replicas"})},
-		{"replicas above 1000", func(c *api.Component) { c.Spec.Scaling, c.Spec.Replicas = nil, ptr(int32(1001)) }, want(problem{invalid, "spec.replicas"})},
+		{"replicas with scaling", func(c *api.Component) { c.Spec.Replicas = ptr.To(int32(2)) }, want(problem{forbidden, "spec.replicas"})},
+		{"replicas above 1000", func(c *api.Component) { c.Spec.Scaling, c.Spec.Replicas = nil, ptr.To(int32(1001)) }, want(problem{invalid, "spec.replicas"})},
 		{"minReplicas above maxReplicas", func(c *api.Component) { c.Spec.Scaling.MinReplicas = 30 }, want(problem{invalid, "spec.scaling.minReplicas"})},
 		{"maxReplicas zero", func(c *api.Component) { c.Spec.Scaling.MaxReplicas = 0 }, want(problem{invalid, "spec.scaling.maxReplicas"})},
 		{"negative lagThreshold", func(c *api.Component) { c.Spec.Scaling.LagThreshold = -1 }, want(problem{invalid, "spec.scaling.lagThreshold"})},

@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/internal/manifest"
 	"github.com/tinyctl/tinyctl/internal/preview"
-	"github.com/tinyctl/tinyctl/internal/publish"
-	"github.com/tinyctl/tinyctl/render"
 )
 
 // Values of --dry-run.
@@ -26,6 +25,7 @@ type applyOptions struct {
 	dryRun     string
 	ifRevision uint64
 	kube       cli.KubeFlags
+	cluster    clusterFlag
 }
 
 func newApplyCmd(o *options) *cobra.Command {
@@ -51,6 +51,7 @@ nothing is published.`,
 	cmd.Flags().Uint64Var(&a.ifRevision, "if-revision", 0,
 		"publish only if the component is at this revision (0: only if it does not exist); one component only")
 	a.kube.AddFlags(cmd.Flags())
+	a.cluster.addFlag(cmd.Flags())
 	return cmd
 }
 
@@ -64,7 +65,7 @@ func (a *applyOptions) run(cmd *cobra.Command, o *options) error {
 	if err != nil {
 		return err
 	}
-	opts := publish.Options{DryRun: a.dryRun != dryRunNone}
+	opts := client.PublishOptions{DryRun: a.dryRun != dryRunNone}
 	if cmd.Flags().Changed("if-revision") {
 		if len(comps) != 1 {
 			return usageError{fmt.Errorf("--if-revision applies to one component, not %d", len(comps))}
@@ -77,13 +78,14 @@ func (a *applyOptions) run(cmd *cobra.Command, o *options) error {
 	if err != nil {
 		return err
 	}
-	target, closeStore, err := a.target(ctx, o, opts.DryRun)
+	// A dry run never creates the spec bucket: a missing one reads as empty.
+	s, err := o.open(ctx, "", !opts.DryRun)
 	if err != nil {
 		return err
 	}
-	defer closeStore()
+	defer s.Close()
 	for _, c := range comps {
-		if err := a.publishOne(ctx, o, target, pv, c, opts); err != nil {
+		if err := a.publishOne(ctx, o, s.Client, pv, c, opts); err != nil {
 			return err
 		}
 	}
@@ -102,29 +104,16 @@ func (a *applyOptions) preview(o *options) (*preview.Preview, error) {
 	return preview.New(cfg)
 }
 
-// target opens the spec bucket. A dry run never creates it: a missing
-// bucket reads as empty.
-func (a *applyOptions) target(ctx context.Context, o *options, dryRun bool) (publish.Store, func(), error) {
-	s, err := o.openStore(ctx, !dryRun)
-	switch {
-	case errors.Is(err, errNoBucket):
-		return publish.EmptyStore{}, func() {}, nil
-	case err != nil:
-		return nil, nil, err
-	}
-	return s, s.Close, nil
-}
-
 // publishOne publishes c (or decides what publishing would do) and prints
 // the outcome, then the server dry-run of its objects when asked.
-func (a *applyOptions) publishOne(ctx context.Context, o *options, s publish.Store, pv *preview.Preview, c manifest.Component, opts publish.Options) error {
-	res, err := publish.Publish(ctx, s, c.Key, c.Canonical, opts)
+func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Client, pv *preview.Preview, c manifest.Component, opts client.PublishOptions) error {
+	res, err := s.Publish(ctx, c.Component, opts)
 	if err != nil {
 		return err
 	}
 	st := o.style()
 	action := string(res.Action)
-	if res.Action != publish.Unchanged {
+	if res.Action != api.Unchanged {
 		action = st.Green(action)
 	}
 	switch a.dryRun {
@@ -137,7 +126,12 @@ func (a *applyOptions) publishOne(ctx context.Context, o *options, s publish.Sto
 	}
 	fmt.Fprintf(o.out, "component/%s %s (server dry run)\n", res.Key, action)
 	p := o.progress("dry-running component " + c.Key + " on the API server")
-	results, err := pv.DryRunComponent(ctx, c.Component, res.Revision, render.DefaultCluster())
+	settings, err := a.cluster.settings(ctx, o)
+	if err != nil {
+		p.Stop()
+		return err
+	}
+	results, err := pv.DryRunComponent(ctx, c.Component, res.Revision, settings)
 	p.Stop()
 	for _, r := range results {
 		if r.Note != "" {

@@ -9,10 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
-	"github.com/tinyctl/tinyctl/internal/publish"
 )
 
 type deleteOptions struct {
@@ -49,18 +48,18 @@ func (d *deleteOptions) run(cmd *cobra.Command, o *options, name string) error {
 		return err
 	}
 	ctx, cancel := o.withTimeout(cmd.Context())
-	e, err := o.getEntry(ctx, key, name)
+	e, err := o.getEntry(ctx, name)
 	cancel()
 	if err != nil {
 		return err
 	}
-	publish.PlanRemoval(e).Describe(o.out, d.purge)
+	client.PlanRemoval(e).Describe(o.out, d.purge)
 	if err := d.confirm(cmd, o, key); err != nil {
 		return err
 	}
 	ctx, cancel = o.withTimeout(cmd.Context())
 	defer cancel()
-	return d.remove(ctx, o, e)
+	return d.remove(ctx, o, name, e)
 }
 
 // confirm asks on the terminal unless --yes was given; without a terminal
@@ -84,18 +83,18 @@ func (d *deleteOptions) confirm(cmd *cobra.Command, o *options, key string) erro
 
 // remove writes the delete (or purge) marker, only if the component is
 // still at the revision that was shown.
-func (d *deleteOptions) remove(ctx context.Context, o *options, e kv.Entry) error {
-	s, err := o.openStore(ctx, false)
+func (d *deleteOptions) remove(ctx context.Context, o *options, name string, e kv.Entry) error {
+	s, err := o.open(ctx, "", false)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	op, verb := s.Delete, "deleted"
+	verb := "deleted"
 	if d.purge {
-		op, verb = s.Purge, "purged"
+		verb = "purged"
 	}
-	err = op(ctx, e.Key, e.Revision)
-	var mismatch *bus.RevisionMismatchError
+	err = s.Delete(ctx, o.namespace, name, client.DeleteOptions{IfRevision: e.Revision, Purge: d.purge})
+	var mismatch *client.ConflictError
 	if errors.As(err, &mismatch) {
 		return fmt.Errorf("component %s changed while deleting (now revision %d, shown %d); nothing was deleted", e.Key, mismatch.Current, e.Revision)
 	}

@@ -9,19 +9,20 @@ import (
 
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/internal/preview"
-	"github.com/tinyctl/tinyctl/render"
 )
 
 func newDiffCmd(o *options) *cobra.Command {
 	var (
-		files fileFlags
-		kube  cli.KubeFlags
+		files   fileFlags
+		kube    cli.KubeFlags
+		cluster clusterFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "diff -f FILE|DIR|-",
 		Short: "Show how the cluster would change if the components were reconciled",
 		Long: `Diff renders each component given with -f for a cluster installed with default
-settings, server-side dry-runs every object on the Kubernetes API server, and
+settings (with --cluster, with the settings that cluster's controller reports
+in its heartbeat), server-side dry-runs every object on the Kubernetes API server, and
 prints a unified diff between the live object and the dry-run result. Fields
 the API server manages (managedFields, resourceVersion, generation, uid,
 creationTimestamp, status) and tinyctl's revision and cluster annotations are
@@ -32,7 +33,7 @@ error (invalid component, API server unreachable or refusing an object).`,
 		Example: `  tinyctl diff -f resizer.yaml --context prod`,
 		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			found, err := diffRun(cmd, o, &files, &kube)
+			found, err := diffRun(cmd, o, &files, &kube, &cluster)
 			switch {
 			case err != nil && !isUsageError(err):
 				return exitCodeError{code: exitDiffError, err: err}
@@ -46,11 +47,12 @@ error (invalid component, API server unreachable or refusing an object).`,
 	}
 	files.addFlags(cmd.Flags())
 	kube.AddFlags(cmd.Flags())
+	cluster.addFlag(cmd.Flags())
 	return cmd
 }
 
 // diffRun prints the diffs and reports whether there were any.
-func diffRun(cmd *cobra.Command, o *options, files *fileFlags, kube *cli.KubeFlags) (bool, error) {
+func diffRun(cmd *cobra.Command, o *options, files *fileFlags, kube *cli.KubeFlags, cluster *clusterFlag) (bool, error) {
 	comps, err := files.load(cmd, o, "compared")
 	if err != nil {
 		return false, err
@@ -65,11 +67,15 @@ func diffRun(cmd *cobra.Command, o *options, files *fileFlags, kube *cli.KubeFla
 	}
 	ctx, cancel := o.withTimeout(cmd.Context())
 	defer cancel()
+	settings, err := cluster.settings(ctx, o)
+	if err != nil {
+		return false, err
+	}
 	found := false
 	var errs []error
 	for _, c := range comps {
 		p := o.progress("comparing component " + c.Key + " with the cluster")
-		results, err := pv.DiffComponent(ctx, c.Component, render.DefaultCluster())
+		results, err := pv.DiffComponent(ctx, c.Component, settings)
 		p.Stop()
 		for _, r := range results {
 			found = printDiff(o, r) || found

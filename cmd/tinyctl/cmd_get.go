@@ -8,11 +8,11 @@ import (
 	"strconv"
 
 	"github.com/tinyctl/tinyctl/api/decode"
+	"github.com/tinyctl/tinyctl/client"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
@@ -78,13 +78,12 @@ func (g *getOptions) one(ctx context.Context, o *options, name string) error {
 	if err != nil {
 		return err
 	}
-	key, err := o.key(name)
-	if err != nil {
+	if _, err := o.key(name); err != nil {
 		return err
 	}
 	ctx, cancel := o.withTimeout(ctx)
 	defer cancel()
-	e, err := o.getEntry(ctx, key, name)
+	e, err := o.getEntry(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -98,14 +97,14 @@ func (g *getOptions) one(ctx context.Context, o *options, name string) error {
 
 // getEntry reads the latest value of key, or says component name does not
 // exist.
-func (o *options) getEntry(ctx context.Context, key, name string) (kv.Entry, error) {
-	s, err := o.openFor(ctx, name)
+func (o *options) getEntry(ctx context.Context, name string) (kv.Entry, error) {
+	s, err := o.open(ctx, "", false)
 	if err != nil {
 		return kv.Entry{}, err
 	}
 	defer s.Close()
-	e, err := s.Get(ctx, key)
-	if errors.Is(err, bus.ErrNotFound) {
+	e, err := s.Get(ctx, o.namespace, name)
+	if errors.Is(err, client.ErrNotFound) {
 		return kv.Entry{}, o.notFound(name)
 	}
 	return e, err

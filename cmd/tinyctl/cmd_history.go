@@ -7,9 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
-	"github.com/tinyctl/tinyctl/internal/publish"
 )
 
 func newHistoryCmd(o *options) *cobra.Command {
@@ -37,19 +36,18 @@ func historyRun(ctx context.Context, o *options, name, output string) error {
 	if err != nil {
 		return err
 	}
-	key, err := o.key(name)
-	if err != nil {
+	if _, err := o.key(name); err != nil {
 		return err
 	}
 	ctx, cancel := o.withTimeout(ctx)
 	defer cancel()
-	s, err := o.openFor(ctx, name)
+	s, err := o.open(ctx, "", false)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	hist, err := s.History(ctx, key)
-	if errors.Is(err, bus.ErrNotFound) {
+	hist, err := s.History(ctx, o.namespace, name)
+	if errors.Is(err, client.ErrNotFound) {
 		return o.notFound(name)
 	}
 	if err != nil {
@@ -63,7 +61,7 @@ func historyRun(ctx context.Context, o *options, name, output string) error {
 		return writeStructured(o, f, cli.NewList(cli.HistoryKind, items))
 	}
 	t := cli.NewTable(o.out, "REVISION", "OP", "AGE", "IMAGE", "CHANGE")
-	for _, c := range publish.Changes(hist, s.KeptRevisions()) {
+	for _, c := range client.Changes(hist, s.KeptRevisions()) {
 		t.Row(strconv.FormatUint(c.Revision, 10), c.Op.String(), cli.Age(c.Time, o.now()), orDash(c.Image), c.Summary)
 	}
 	return t.Flush()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -71,10 +70,7 @@ func listRun(ctx context.Context, o *options, output string, all bool) error {
 // listEntries returns the latest value of every component of the selected
 // namespace, or of all namespaces, sorted by key.
 func (o *options) listEntries(ctx context.Context, all bool) ([]kv.Entry, error) {
-	s, err := o.openStore(ctx, false)
-	if errors.Is(err, errNoBucket) {
-		return nil, nil
-	}
+	s, err := o.open(ctx, "", false)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/internal/statusview"
 )
@@ -52,7 +53,7 @@ func orphansRun(ctx context.Context, o *options, output, statusBucket string, al
 		return err
 	}
 	defer closeSrc()
-	rows, err := o.readRows(ctx, src, func(snap statusview.Snapshot) []statusview.Row { return statusview.Orphans(snap, sel) })
+	rows, err := o.readRows(ctx, src, func(snap client.Snapshot) []client.Row { return client.Orphans(snap, sel) })
 	if err != nil {
 		return err
 	}

@@ -9,29 +9,34 @@ import (
 
 func newRenderCmd(o *options) *cobra.Command {
 	var (
-		files  fileFlags
-		output string
+		files   fileFlags
+		output  string
+		cluster clusterFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "render -f FILE|DIR|-",
 		Short: "Print the Kubernetes objects and JetStream configs components produce (offline)",
 		Long: `Render validates the components given with -f and prints what the controller
-makes of each one for a cluster installed with default settings: the
+makes of each one for a cluster installed with default settings (or, with
+--cluster, with the settings that cluster's controller reports): the
 Deployment, NetworkPolicy and ScaledObject as YAML documents, then the
 JetStream stream and consumer configurations (JetStream API JSON fields), each
-document headed by a comment. It needs neither NATS nor Kubernetes.
+document headed by a comment. Without --cluster it needs neither NATS nor
+Kubernetes.
 -o json prints a RenderList (see docs/cli.md).`,
 		Example: `  tinyctl render -f resizer.yaml
-  tinyctl render -f examples/ -o json`,
+  tinyctl render -f examples/ -o json
+  tinyctl render -f resizer.yaml --cluster east`,
 		Args: usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return renderRun(cmd, o, &files, output) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return renderRun(cmd, o, &files, output, &cluster) },
 	}
 	files.addFlags(cmd.Flags())
 	addOutputFlag(cmd, &output, "yaml", cli.FormatYAML, cli.FormatJSON)
+	cluster.addFlag(cmd.Flags())
 	return cmd
 }
 
-func renderRun(cmd *cobra.Command, o *options, files *fileFlags, output string) error {
+func renderRun(cmd *cobra.Command, o *options, files *fileFlags, output string, cluster *clusterFlag) error {
 	f, err := format(output, cli.FormatYAML, cli.FormatYAML, cli.FormatJSON)
 	if err != nil {
 		return err
@@ -40,9 +45,15 @@ func renderRun(cmd *cobra.Command, o *options, files *fileFlags, output string) 
 	if err != nil {
 		return err
 	}
+	ctx, cancel := o.withTimeout(cmd.Context())
+	defer cancel()
+	settings, err := cluster.settings(ctx, o)
+	if err != nil {
+		return err
+	}
 	items := make([]cli.Rendered, 0, len(comps))
 	for _, c := range comps {
-		objs, err := render.Render(c.Component, 0, render.DefaultCluster())
+		objs, err := render.Render(c.Component, 0, settings)
 		if err != nil {
 			return err
 		}

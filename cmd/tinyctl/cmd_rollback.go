@@ -7,8 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tinyctl/tinyctl/bus"
-	"github.com/tinyctl/tinyctl/internal/publish"
+	"github.com/tinyctl/tinyctl/client"
 )
 
 func newRollbackCmd(o *options) *cobra.Command {
@@ -40,14 +39,14 @@ func rollbackRun(ctx context.Context, o *options, name string, to uint64) error 
 	}
 	ctx, cancel := o.withTimeout(ctx)
 	defer cancel()
-	s, err := o.openFor(ctx, name)
+	s, err := o.open(ctx, "", false)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	res, err := publish.Rollback(ctx, s, key, to)
+	res, err := s.Rollback(ctx, o.namespace, name, to)
 	switch {
-	case errors.Is(err, bus.ErrNotFound):
+	case errors.Is(err, client.ErrNotFound):
 		return o.notFound(name)
 	case err != nil:
 		return err

@@ -130,7 +130,7 @@ func (f *serveFlags) run(cmd *cobra.Command, o *options) error {
 	cfg.SpecBucket = o.nats.Bucket
 	if f.embedded {
 		cfg.Embedded = &bus.EmbeddedConfig{StoreDir: f.embeddedStore, Port: f.embeddedPort, MonitorPort: f.embedMon}
-	} else if cfg.NATS, _, err = o.nats.Config(o.getenv); err != nil {
+	} else if cfg.NATS, err = o.nats.Config(o.getenv); err != nil {
 		return err
 	}
 	return serve.Run(log.WithContext(cmd.Context()), cfg)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/internal/statusview"
 )
@@ -73,7 +74,7 @@ func (f *statusFlags) run(ctx context.Context, o *options, args []string) error 
 		return err
 	}
 	defer closeSrc()
-	view := func(snap statusview.Snapshot) []statusview.Row { return statusview.Rows(snap, sel) }
+	view := func(snap client.Snapshot) []client.Row { return client.Rows(snap, sel) }
 	if !f.watch {
 		rows, err := o.readRows(ctx, src, view)
 		if err != nil {
@@ -86,43 +87,36 @@ func (f *statusFlags) run(ctx context.Context, o *options, args []string) error 
 
 // selector picks the components named by args in the selected namespace,
 // or every namespace with -A.
-func (o *options) selector(args []string, all bool) (statusview.Selector, error) {
+func (o *options) selector(args []string, all bool) (client.Selector, error) {
 	switch {
 	case len(args) == 0 && all:
-		return statusview.Selector{}, nil
+		return client.Selector{}, nil
 	case len(args) == 0:
-		return statusview.Selector{Namespace: o.namespace}, nil
+		return client.Selector{Namespace: o.namespace}, nil
 	case all:
-		return statusview.Selector{}, usageError{errors.New("--all-namespaces cannot be used with a NAME")}
+		return client.Selector{}, usageError{errors.New("--all-namespaces cannot be used with a NAME")}
 	}
 	if _, err := o.key(args[0]); err != nil {
-		return statusview.Selector{}, err
+		return client.Selector{}, err
 	}
-	return statusview.Selector{Namespace: o.namespace, Name: args[0]}, nil
+	return client.Selector{Namespace: o.namespace, Name: args[0]}, nil
 }
 
 // openStatusView connects and opens the spec, status and heartbeat
 // buckets; create makes missing buckets (a watch needs them). Call close
 // when done.
-func (o *options) openStatusView(ctx context.Context, statusBucket string, create bool) (*statusview.Source, func(), error) {
+func (o *options) openStatusView(ctx context.Context, statusBucket string, create bool) (*session, func(), error) {
 	ctx, cancel := o.withTimeout(ctx)
 	defer cancel()
-	conn, err := o.connect(ctx)
+	s, err := o.open(ctx, statusBucket, create)
 	if err != nil {
 		return nil, nil, err
 	}
-	src, err := statusview.Open(ctx, conn, statusview.Config{
-		SpecBucket: o.nats.Bucket, StatusBucket: statusBucket, Create: create, Now: o.now,
-	})
-	if err != nil {
-		conn.Close()
-		return nil, nil, err
-	}
-	return src, conn.Close, nil
+	return s, s.Close, nil
 }
 
 // readRows reads one snapshot and returns its view.
-func (o *options) readRows(ctx context.Context, src *statusview.Source, view func(statusview.Snapshot) []statusview.Row) ([]statusview.Row, error) {
+func (o *options) readRows(ctx context.Context, src *session, view func(client.Snapshot) []client.Row) ([]client.Row, error) {
 	ctx, cancel := o.withTimeout(ctx)
 	defer cancel()
 	snap, err := src.Snapshot(ctx)
@@ -135,7 +129,7 @@ func (o *options) readRows(ctx context.Context, src *statusview.Source, view fun
 // printStatus prints rows in form. again marks a later render of a watch:
 // it is separated from the previous one, and a named component without
 // rows is reported gone rather than not found.
-func (o *options) printStatus(form cli.Format, sel statusview.Selector, rows []statusview.Row, again bool) error {
+func (o *options) printStatus(form cli.Format, sel client.Selector, rows []client.Row, again bool) error {
 	if sel.Name != "" && len(rows) == 0 && !again {
 		return o.notFound(sel.Name)
 	}
@@ -173,7 +167,7 @@ func separate(w io.Writer) {
 }
 
 // where names the namespaces a selector shows, for messages.
-func (o *options) where(sel statusview.Selector) string {
+func (o *options) where(sel client.Selector) string {
 	if sel.Namespace == "" {
 		return "any namespace"
 	}
@@ -182,10 +176,10 @@ func (o *options) where(sel statusview.Selector) string {
 
 // watchStatus prints the view, then again on every change, until ctx is
 // cancelled (Ctrl-C), which exits 0.
-func (o *options) watchStatus(ctx context.Context, src *statusview.Source, view func(statusview.Snapshot) []statusview.Row, form cli.Format, sel statusview.Selector) error {
+func (o *options) watchStatus(ctx context.Context, src *session, view func(client.Snapshot) []client.Row, form cli.Format, sel client.Selector) error {
 	again := false
-	opts := statusview.WatchOptions{ReadTimeout: o.nats.RequestTimeout, OnError: func(err error) { o.warn(err.Error()) }}
-	return src.Watch(ctx, view, opts, func(rows []statusview.Row) error {
+	opts := client.WatchOptions{ReadTimeout: o.nats.RequestTimeout, OnError: func(err error) { o.warn(err.Error()) }}
+	return src.WatchStatus(ctx, view, opts, func(rows []client.Row) error {
 		if err := o.printStatus(form, sel, rows, again); err != nil {
 			return err
 		}

@@ -13,8 +13,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus"
-	"github.com/tinyctl/tinyctl/bus/kv"
-	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
@@ -71,12 +70,9 @@ func (o *options) progress(msg string) *cli.Progress {
 // connect opens a NATS connection from the flags, environment and NATS
 // context, telling a user on a terminal what it waits for after a second.
 func (o *options) connect(ctx context.Context) (*bus.Conn, error) {
-	cfg, warnings, err := o.nats.Config(o.getenv)
+	cfg, err := o.nats.Config(o.getenv)
 	if err != nil {
 		return nil, err
-	}
-	for _, w := range warnings {
-		o.warn(w)
 	}
 	p := o.progress("connecting to NATS at " + strings.Join(cfg.URLs, ","))
 	defer p.Stop()
@@ -93,40 +89,32 @@ func (o *options) connect(ctx context.Context) (*bus.Conn, error) {
 // that is not there should say so quickly, not after --request-timeout.
 const connectTimeout = 5 * time.Second
 
-// errNoBucket means the spec bucket does not exist; readers treat it as
-// empty.
-var errNoBucket = errors.New("spec bucket does not exist")
-
-// store is an open spec bucket and the connection it was opened on.
-type store struct {
-	*specs.Store
+// session is a client of the buckets on its own connection.
+type session struct {
+	*client.Client
 	conn *bus.Conn
 }
 
 // Close closes the connection.
-func (s *store) Close() { s.conn.Close() }
+func (s *session) Close() { s.conn.Close() }
 
-// openStore connects and opens the spec bucket, adopting the settings of
-// an existing bucket. A missing bucket is created when create is true and
-// is errNoBucket otherwise, so that reading never creates one.
-func (o *options) openStore(ctx context.Context, create bool) (*store, error) {
+// open connects and opens the spec, status and heartbeat buckets with the
+// public client, adopting the settings of buckets that exist. Missing
+// buckets are created when create is true (publishing, watching) and read
+// as empty otherwise, so that reading never creates one.
+func (o *options) open(ctx context.Context, statusBucket string, create bool) (*session, error) {
 	conn, err := o.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	mode := kv.Existing
-	if create {
-		mode = kv.Adopt
-	}
-	s, err := specs.Open(ctx, conn, specs.Config{Bucket: o.nats.Bucket}, mode)
+	c, err := client.New(ctx, conn, client.Config{
+		SpecBucket: o.nats.Bucket, StatusBucket: statusBucket, Create: create, Now: o.now,
+	})
 	if err != nil {
 		conn.Close()
-		if errors.Is(err, bus.ErrNotFound) {
-			return nil, errNoBucket
-		}
 		return nil, err
 	}
-	return &store{Store: s, conn: conn}, nil
+	return &session{Client: c, conn: conn}, nil
 }
 
 // key returns the spec-bucket key of component name in the selected
@@ -137,16 +125,6 @@ func (o *options) key(name string) (string, error) {
 		return "", usageError{fmt.Errorf("component %q in namespace %q: not a valid name: %w", name, o.namespace, err)}
 	}
 	return key, nil
-}
-
-// openFor opens the existing spec bucket to work on component name; a
-// missing bucket means the component does not exist.
-func (o *options) openFor(ctx context.Context, name string) (*store, error) {
-	s, err := o.openStore(ctx, false)
-	if errors.Is(err, errNoBucket) {
-		return nil, o.notFound(name)
-	}
-	return s, err
 }
 
 // notFound is the error for a component that does not exist.

@@ -163,3 +163,48 @@ func TestRollbackRestoresAnEarlierSpecAndTheClusterFollows(t *testing.T) {
 	})
 	u.waitStatus(ns, ns+" worker "+e2eCluster+" True Reconciled 3/3 live")
 }
+
+func TestRenderAndDiffUseTheSettingsAClusterReports(t *testing.T) {
+	t.Parallel()
+	u := newUser(t)
+	ns := kube.RestrictedNamespace(t)
+	p := testenv.Serve(u.t, binary,
+		"--nats-url", u.nats.URL(), "--kubeconfig", kube.Kubeconfig, "--namespaces", ns,
+		"--cluster-name", "custom", "--worker-nats-url", "nats://broker.custom.svc:4222",
+		"--lease-ttl", "3s", "--log-format", "json")
+	p.WaitReady(u.t, "leader", 30*time.Second)
+	f := u.file("c.yaml", component(ns, "resizer", "acme/resizer:1.0.0"))
+
+	natsURL := func(out string) string {
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "nats://") {
+				return strings.TrimSpace(line)
+			}
+		}
+		return ""
+	}
+	if got := natsURL(u.must("render", "-f", f).stdout); !strings.Contains(got, "nats.tinyctl-system.svc") {
+		t.Errorf("render without --cluster: NATS_URL line %q, want the default broker", got)
+	}
+	if got := natsURL(u.must("render", "-f", f, "--cluster", "custom").stdout); !strings.Contains(got, "nats://broker.custom.svc:4222") {
+		t.Errorf("render --cluster custom: NATS_URL line %q, want the controller's --worker-nats-url", got)
+	}
+	expect(t, u.run("render", "-f", f, "--cluster", "nowhere"), 1, nil,
+		[]string{`Error: cluster "nowhere" has no live heartbeat: is its controller running?`})
+
+	// Once the controller applied it, the live Deployment is what the
+	// cluster's settings render: no diff with them, a NATS_URL diff with
+	// the defaults.
+	u.must("apply", "-f", f)
+	deployment(t, ns, "resizer", exists)
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if r := u.run("diff", "-f", f, "--cluster", "custom", "--kubeconfig", kube.Kubeconfig); r.code != 0 {
+			return fmt.Errorf("diff --cluster custom: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		return nil
+	})
+	r := u.run("diff", "-f", f, "--kubeconfig", kube.Kubeconfig)
+	if r.code != exitDiffFound || !strings.Contains(r.stdout, "-          value: nats://broker.custom.svc:4222") {
+		t.Errorf("diff with the default settings: exit %d, want %d and the NATS_URL change:\n%s%s", r.code, exitDiffFound, r.stdout, r.stderr)
+	}
+}

@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/nats-io/jsm.go/natscontext"
 	"github.com/spf13/pflag"
 
 	"github.com/tinyctl/tinyctl/bus"
@@ -80,55 +84,95 @@ func (f *NATSFlags) AddFlags(fs *pflag.FlagSet) {
 func (f *NATSFlags) explicit(name string) bool { return f.fs != nil && f.fs.Changed(name) }
 
 // Config resolves the connection settings. A setting given by flag or
-// environment variable wins; otherwise the NATS context's value is used
-// (the one named by --nats-context, else the one `nats context select`
-// chose), otherwise the flag's default. Credentials are taken as a group:
-// any credential flag replaces all of the context's credentials. It
-// returns warnings about context settings tinyctl ignores, and an error
-// when the context cannot be read.
-func (f *NATSFlags) Config(getenv func(string) string) (bus.Config, []string, error) {
-	ctx, warnings, err := f.natsContext(getenv)
-	if err != nil {
-		return bus.Config{}, nil, err
+// environment variable wins; otherwise the nats CLI context's value is
+// used (the one named by --nats-context, else the one `nats context
+// select` chose), otherwise the flag's default. Contexts are read by the
+// nats CLI's own library, so every setting it knows applies (nsc and
+// user-JWT credentials, JetStream domain, inbox prefix, TLS first, ...).
+// Credentials are taken as a group: any credential flag replaces all of
+// the context's. It fails when the context cannot be read or the flags
+// cannot work together.
+func (f *NATSFlags) Config(getenv func(string) string) (bus.Config, error) {
+	flags := f.credentials(bus.Config{Name: "tinyctl", URLs: splitURLs(f.URL),
+		TLSCAFile: f.CA, TLSCertFile: f.Cert, TLSKeyFile: f.Key})
+	if err := checkCredentials(flags); err != nil {
+		return bus.Config{}, err
 	}
-	pick := func(name, flag, fromCtx string) string {
-		if f.explicit(name) || fromCtx == "" {
-			return flag
-		}
-		return fromCtx
+	nctx, err := f.natsContext(getenv)
+	if err != nil || nctx == nil {
+		return flags, err
 	}
-	cfg := bus.Config{
-		URLs:        splitURLs(pick("nats-url", f.URL, ctx.URL)),
-		Name:        "tinyctl",
-		TLSCAFile:   pick("nats-ca", f.CA, ctx.CA),
-		TLSCertFile: pick("nats-cert", f.Cert, ctx.Cert),
-		TLSKeyFile:  pick("nats-key", f.Key, ctx.Key),
+	cfg := bus.Config{Name: "tinyctl", URLs: splitURLs(nctx.ServerURL()), JetStreamDomain: nctx.JSDomain()}
+	if cfg.Options, err = nctx.NATSOptions(); err != nil {
+		return bus.Config{}, fmt.Errorf("nats context %q: %w", nctx.Name, err)
 	}
-	if f.anyCredentialFlag() || !ctx.hasAuth() {
-		cfg.Token, cfg.User, cfg.Password, cfg.NKeySeedFile, cfg.CredsFile = f.Token, f.User, f.Password, f.NKey, f.Creds
-	} else {
-		cfg.Token, cfg.User, cfg.Password, cfg.NKeySeedFile, cfg.CredsFile = ctx.Token, ctx.User, ctx.Password, ctx.NKey, ctx.Creds
-	}
-	if err := checkCredentials(cfg); err != nil {
-		return bus.Config{}, nil, err
-	}
-	return cfg, warnings, nil
+	return cfg, nil
 }
 
-// natsContext loads the context in force, or the zero context when none is.
-func (f *NATSFlags) natsContext(getenv func(string) string) (NATSContext, []string, error) {
+// natsContext loads the context in force with the explicit flags laid on
+// top, or nil when no context is in force.
+func (f *NATSFlags) natsContext(getenv func(string) string) (*natscontext.Context, error) {
 	name := f.Context
+	reg := natscontext.NewRegistry(natscontext.NewFileBackendAt(configRoot(getenv)))
 	if !f.explicit("nats-context") {
-		selected, err := SelectedNATSContext(getenv)
-		if err != nil {
-			return NATSContext{}, nil, err
+		selected, err := reg.Selected(context.Background())
+		if err != nil && !errors.Is(err, natscontext.ErrNoneSelected) {
+			return nil, fmt.Errorf("selected nats context: %w", err)
 		}
 		name = selected
 	}
 	if name == "" {
-		return NATSContext{}, nil, nil
+		return nil, nil
 	}
-	return LoadNATSContext(name, getenv)
+	var nctx *natscontext.Context
+	var err error
+	if strings.HasSuffix(name, ".json") && strings.ContainsRune(name, filepath.Separator) {
+		nctx, err = natscontext.NewFromFile(name, f.overrides()...)
+	} else {
+		nctx, err = reg.Load(context.Background(), name, f.overrides()...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("nats context %q: %w", name, err)
+	}
+	nctx.Name = name
+	return nctx, nil
+}
+
+// configRoot is where the nats CLI keeps its configuration:
+// $XDG_CONFIG_HOME, else $HOME/.config.
+func configRoot(getenv func(string) string) string {
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		return x
+	}
+	return filepath.Join(getenv("HOME"), ".config")
+}
+
+// overrides are the explicit flags as context settings.
+func (f *NATSFlags) overrides() []natscontext.Option {
+	var out []natscontext.Option
+	if f.explicit("nats-url") {
+		out = append(out, natscontext.WithServerURL(f.URL))
+	}
+	for _, o := range []struct {
+		flag  string
+		value string
+		with  func(string) natscontext.Option
+	}{{"nats-ca", f.CA, natscontext.WithCA}, {"nats-cert", f.Cert, natscontext.WithCertificate}, {"nats-key", f.Key, natscontext.WithKey}} {
+		if f.explicit(o.flag) {
+			out = append(out, o.with(o.value))
+		}
+	}
+	if f.anyCredentialFlag() {
+		out = append(out, natscontext.WithToken(f.Token), natscontext.WithUser(f.User), natscontext.WithPassword(f.Password),
+			natscontext.WithCreds(f.Creds), natscontext.WithNKey(f.NKey), natscontext.WithUserJWT(""), natscontext.WithUserSeed(""))
+	}
+	return out
+}
+
+// credentials returns cfg with the credential flags set.
+func (f *NATSFlags) credentials(cfg bus.Config) bus.Config {
+	cfg.Token, cfg.User, cfg.Password, cfg.NKeySeedFile, cfg.CredsFile = f.Token, f.User, f.Password, f.NKey, f.Creds
+	return cfg
 }
 
 func (f *NATSFlags) anyCredentialFlag() bool {

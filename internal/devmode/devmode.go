@@ -14,12 +14,10 @@ import (
 
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
-	"github.com/tinyctl/tinyctl/bus/kv"
-	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/deploy"
 	"github.com/tinyctl/tinyctl/internal/localkube"
 	"github.com/tinyctl/tinyctl/internal/manifest"
-	"github.com/tinyctl/tinyctl/internal/publish"
 	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
 	"github.com/tinyctl/tinyctl/serve"
@@ -173,12 +171,12 @@ func publishExamples(ctx context.Context, o Options, url string) error {
 		return err
 	}
 	defer conn.Close()
-	store, err := specs.Open(ctx, conn, specs.Config{}, kv.Adopt)
+	pub, err := client.New(ctx, conn, client.Config{Create: true})
 	if err != nil {
 		return err
 	}
 	for _, c := range set.Components {
-		res, err := publish.Publish(ctx, store, c.Key, c.Canonical, publish.Options{})
+		res, err := pub.Publish(ctx, c.Component, client.PublishOptions{})
 		if err != nil {
 			return err
 		}

@@ -5,7 +5,7 @@
 // controllers report, their aligned tables and their machine-readable
 // lists (-o json|yaml, documented in docs/cli.md).
 //
-// Rows and Orphans are pure functions over a Snapshot. Source reads
+// client.Rows and Orphans are pure functions over a client.Snapshot. Source reads
 // snapshots from NATS and Watch re-reads one on every change of the
 // buckets (and when a heartbeat expires by the clock), handing each
 // changed view to the caller.

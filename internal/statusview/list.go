@@ -5,6 +5,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/client"
 )
 
 // Kinds of the lists -o json|yaml prints.
@@ -57,7 +58,7 @@ type HeartbeatInfo struct {
 }
 
 // NewStatusList describes rows (items is [], never null, in JSON).
-func NewStatusList(rows []Row) StatusList {
+func NewStatusList(rows []client.Row) StatusList {
 	items := make([]StatusItem, 0, len(rows))
 	for _, r := range rows {
 		items = append(items, newStatusItem(r))
@@ -65,7 +66,7 @@ func NewStatusList(rows []Row) StatusList {
 	return StatusList{APIVersion: api.APIVersion, Kind: StatusListKind, Items: items}
 }
 
-func newStatusItem(r Row) StatusItem {
+func newStatusItem(r client.Row) StatusItem {
 	it := StatusItem{
 		Key: r.Key, Namespace: r.Namespace(), Name: r.Name(), Cluster: r.Cluster(),
 		LatestRevision: r.LatestRevision, ObservedRevision: r.ObservedRevision(), UpToDate: r.UpToDate(),

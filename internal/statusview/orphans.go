@@ -7,49 +7,15 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
-
-// Orphans returns the selected rows whose cluster reports the component's
-// children as orphans (condition Orphaned=True: children exist but the
-// spec bucket holds neither a value nor a delete marker), sorted by key
-// and cluster.
-func Orphans(snap Snapshot, sel Selector) []Row {
-	var out []Row
-	for _, r := range Rows(snap, sel) {
-		if r.Orphaned() {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// OrphanedSince returns when the cluster first reported the row as an
-// orphan.
-func (r Row) OrphanedSince() time.Time {
-	c, _ := r.condition(condOrphaned)
-	return c.LastTransitionTime
-}
-
-// orphanMessage is the Orphaned condition's message.
-func (r Row) orphanMessage() string {
-	c, _ := r.condition(condOrphaned)
-	return c.Message
-}
-
-// Children returns the children the cluster reports for the row.
-func (r Row) Children() []api.Child {
-	if r.Status == nil {
-		return nil
-	}
-	return r.Status.Children
-}
 
 // WriteOrphanTable writes orphan rows as an aligned table: NAMESPACE NAME
 // CLUSTER CHILDREN AGE HEARTBEAT, where CHILDREN lists kind/name and AGE is
 // the time since the cluster first reported the orphan. It returns w's
 // error.
-func WriteOrphanTable(w io.Writer, style cli.Style, rows []Row, now time.Time) error {
+func WriteOrphanTable(w io.Writer, style cli.Style, rows []client.Row, now time.Time) error {
 	t := newTable("NAMESPACE", "NAME", "CLUSTER", "CHILDREN", "AGE", "HEARTBEAT")
 	for _, r := range rows {
 		kids := make([]string, 0, len(r.Children()))
@@ -64,7 +30,7 @@ func WriteOrphanTable(w io.Writer, style cli.Style, rows []Row, now time.Time) e
 
 // Hint says what to do about one orphan: publish the spec again, or delete
 // the children by hand (the commands to do so).
-func Hint(r Row) string {
+func Hint(r client.Row) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s in cluster %s: publish its spec again (tinyctl apply -f FILE) and the controller adopts these children", r.Key, r.Cluster())
 	var refs, streams []string
@@ -110,7 +76,7 @@ type OrphanItem struct {
 }
 
 // NewOrphanList describes orphan rows (items is [], never null, in JSON).
-func NewOrphanList(rows []Row) OrphanList {
+func NewOrphanList(rows []client.Row) OrphanList {
 	items := make([]OrphanItem, 0, len(rows))
 	for _, r := range rows {
 		kids := r.Children()
@@ -119,7 +85,7 @@ func NewOrphanList(rows []Row) OrphanList {
 		}
 		items = append(items, OrphanItem{
 			Key: r.Key, Namespace: r.Namespace(), Name: r.Name(), Cluster: r.Cluster(),
-			Since: r.OrphanedSince().UTC(), Children: kids, Message: r.orphanMessage(),
+			Since: r.OrphanedSince().UTC(), Children: kids, Message: r.OrphanMessage(),
 			Stale: r.Stale(), Heartbeat: heartbeatInfo(r.Status.Heartbeat),
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
@@ -24,7 +25,7 @@ const ReadyStalled = "Stalled"
 // REASON REVISION AGE HEARTBEAT, with ages relative to now. style colours
 // READY, a revision behind the latest, and stale heartbeats (on a terminal
 // only). It returns w's error.
-func WriteTable(w io.Writer, style cli.Style, rows []Row, now time.Time) error {
+func WriteTable(w io.Writer, style cli.Style, rows []client.Row, now time.Time) error {
 	t := newTable("NAMESPACE", "NAME", "CLUSTER", "READY", "REASON", "REVISION", "AGE", "HEARTBEAT")
 	for _, r := range rows {
 		t.row(
@@ -38,7 +39,7 @@ func WriteTable(w io.Writer, style cli.Style, rows []Row, now time.Time) error {
 
 // readyCell shows the Ready status, or Stalled when the cluster gave up
 // until a new revision.
-func readyCell(style cli.Style, r Row) cell {
+func readyCell(style cli.Style, r client.Row) cell {
 	switch {
 	case r.Stalled():
 		return cell{ReadyStalled, style.Red}
@@ -52,7 +53,7 @@ func readyCell(style cli.Style, r Row) cell {
 
 // revisionCell shows observed/latest, "-" for a missing one; yellow when
 // the cluster is behind.
-func revisionCell(style cli.Style, r Row) cell {
+func revisionCell(style cli.Style, r client.Row) cell {
 	text := revision(r.ObservedRevision()) + "/" + revision(r.LatestRevision)
 	if r.UpToDate() {
 		return plain(text)
@@ -60,7 +61,7 @@ func revisionCell(style cli.Style, r Row) cell {
 	return cell{text, style.Yellow}
 }
 
-func heartbeatCell(style cli.Style, r Row) cell {
+func heartbeatCell(style cli.Style, r client.Row) cell {
 	switch {
 	case r.Status == nil:
 		return plain("-")
@@ -78,7 +79,7 @@ func revision(rev uint64) string {
 }
 
 // age is the time since the status was written, "-" without one.
-func age(r Row, now time.Time) string {
+func age(r client.Row, now time.Time) string {
 	if r.Status == nil {
 		return "-"
 	}

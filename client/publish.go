@@ -1,4 +1,4 @@
-package publish
+package client
 
 import (
 	"bytes"
@@ -6,40 +6,31 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
 )
 
 // Store is what publishing needs from the spec bucket; *specs.Store
 // implements it.
-type Store interface {
+type store interface {
 	Get(ctx context.Context, key string) (kv.Entry, error)
 	Put(ctx context.Context, key string, value []byte) (uint64, error)
 	Create(ctx context.Context, key string, value []byte) (uint64, error)
 	Update(ctx context.Context, key string, value []byte, expected uint64) (uint64, error)
 }
 
-// Action says what publishing did, or would do, to a key.
-type Action string
-
-// Actions.
-const (
-	Created    Action = "created"
-	Configured Action = "configured"
-	Unchanged  Action = "unchanged"
-)
-
-// Result is the outcome of Publish for one key.
-type Result struct {
+// PublishResult is the outcome of Publish for one key.
+type PublishResult struct {
 	Key    string
-	Action Action
+	Action api.Action
 	// Revision is the key's revision after the call: the new one after a
 	// write, the current one when unchanged or in a dry run (0 if absent).
 	Revision uint64
 }
 
-// Options tune Publish.
-type Options struct {
+// PublishOptions tune Publish.
+type PublishOptions struct {
 	// DryRun decides the action without writing.
 	DryRun bool
 	// IfRevision, when not nil, makes the write compare-and-set: it
@@ -69,28 +60,28 @@ func (e *ConflictError) Error() string {
 // Unwrap returns bus.ErrRevisionMismatch.
 func (e *ConflictError) Unwrap() error { return bus.ErrRevisionMismatch }
 
-// Publish stores value under key unless the key already holds exactly
+// publish stores value under key unless the key already holds exactly
 // these bytes, in which case nothing is written. It returns what happened:
-// Created when the key had no value (never written, or deleted),
-// Configured when it held another one, Unchanged when it held this one.
+// api.Created when the key had no value (never written, or deleted),
+// api.Configured when it held another one, api.Unchanged when it held this one.
 // With opts.IfRevision a write happens only at that revision, else it
 // returns a *ConflictError; an unchanged value at another revision is a
 // conflict too. Bucket errors are returned wrapped.
-func Publish(ctx context.Context, s Store, key string, value []byte, opts Options) (Result, error) {
-	res := Result{Key: key, Action: Created}
+func publish(ctx context.Context, s store, key string, value []byte, opts PublishOptions) (PublishResult, error) {
+	res := PublishResult{Key: key, Action: api.Created}
 	cur, err := s.Get(ctx, key)
 	switch {
 	case errors.Is(err, bus.ErrNotFound):
 	case err != nil:
 		return res, fmt.Errorf("read component %s: %w", key, err)
 	case bytes.Equal(cur.Value, value) && (opts.IfRevision == nil || *opts.IfRevision == cur.Revision):
-		res.Action, res.Revision = Unchanged, cur.Revision
+		res.Action, res.Revision = api.Unchanged, cur.Revision
 		return res, nil
 	default:
-		res.Action, res.Revision = Configured, cur.Revision
+		res.Action, res.Revision = api.Configured, cur.Revision
 	}
 	if opts.DryRun {
-		if opts.IfRevision != nil && res.Action == Configured && *opts.IfRevision != cur.Revision {
+		if opts.IfRevision != nil && res.Action == api.Configured && *opts.IfRevision != cur.Revision {
 			return res, &ConflictError{Key: key, Expected: *opts.IfRevision, Current: cur.Revision}
 		}
 		return res, nil
@@ -103,7 +94,7 @@ func Publish(ctx context.Context, s Store, key string, value []byte, opts Option
 }
 
 // write stores value, checking the revision when ifRevision is set.
-func write(ctx context.Context, s Store, key string, value []byte, ifRevision *uint64) (uint64, error) {
+func write(ctx context.Context, s store, key string, value []byte, ifRevision *uint64) (uint64, error) {
 	var (
 		rev uint64
 		err error

@@ -1,20 +1,14 @@
-package statusview
+package client
 
 import (
 	"cmp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/status"
-)
-
-// Condition types and reasons the controller writes (see reconcile).
-const (
-	condReady    = "Ready"
-	condStalled  = "Stalled"
-	condOrphaned = "Orphaned"
 )
 
 // ReasonNotReconciled is the reason shown for a component no cluster has
@@ -117,7 +111,7 @@ func (r Row) UpToDate() bool {
 // Ready returns the status of the Ready condition: "True", "False" or
 // "Unknown" (no status, or no Ready condition).
 func (r Row) Ready() api.ConditionStatus {
-	if c, ok := r.condition(condReady); ok && c.Status != "" {
+	if c, ok := r.condition(api.ConditionReady); ok && c.Status != "" {
 		return c.Status
 	}
 	return api.ConditionUnknown
@@ -126,14 +120,14 @@ func (r Row) Ready() api.ConditionStatus {
 // Stalled reports whether the Stalled condition is True: the cluster will
 // not retry until a new revision is published.
 func (r Row) Stalled() bool {
-	c, ok := r.condition(condStalled)
+	c, ok := r.condition(api.ConditionStalled)
 	return ok && c.Status == api.ConditionTrue
 }
 
 // Orphaned reports whether the Orphaned condition is True: the cluster has
 // children of a component whose spec is missing.
 func (r Row) Orphaned() bool {
-	c, ok := r.condition(condOrphaned)
+	c, ok := r.condition(api.ConditionOrphaned)
 	return ok && c.Status == api.ConditionTrue
 }
 
@@ -155,10 +149,10 @@ func (r Row) Message() string {
 }
 
 func (r Row) explain(field func(api.Condition) string) string {
-	if c, ok := r.condition(condReady); ok {
+	if c, ok := r.condition(api.ConditionReady); ok {
 		return field(c)
 	}
-	if c, ok := r.condition(condOrphaned); ok {
+	if c, ok := r.condition(api.ConditionOrphaned); ok {
 		return field(c)
 	}
 	return ""
@@ -179,4 +173,39 @@ func (r Row) condition(typ string) (api.Condition, bool) {
 		}
 	}
 	return api.Condition{}, false
+}
+
+// Orphans returns the selected rows whose cluster reports the component's
+// children as orphans (condition Orphaned=True: children exist but the
+// spec bucket holds neither a value nor a delete marker), sorted by key
+// and cluster.
+func Orphans(snap Snapshot, sel Selector) []Row {
+	var out []Row
+	for _, r := range Rows(snap, sel) {
+		if r.Orphaned() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// OrphanedSince returns when the cluster first reported the row as an
+// orphan.
+func (r Row) OrphanedSince() time.Time {
+	c, _ := r.condition(api.ConditionOrphaned)
+	return c.LastTransitionTime
+}
+
+// OrphanMessage is the Orphaned condition's message.
+func (r Row) OrphanMessage() string {
+	c, _ := r.condition(api.ConditionOrphaned)
+	return c.Message
+}
+
+// Children returns the children the cluster reports for the row.
+func (r Row) Children() []api.Child {
+	if r.Status == nil {
+		return nil
+	}
+	return r.Status.Children
 }

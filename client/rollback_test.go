@@ -1,4 +1,4 @@
-package publish_test
+package client
 
 import (
 	"errors"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
-	"github.com/tinyctl/tinyctl/internal/publish"
 )
 
 func TestTargetPicksTheRevisionToRestore(t *testing.T) {
@@ -30,9 +29,9 @@ func TestTargetPicksTheRevisionToRestore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := publish.Target(tt.hist, tt.to)
+			got, err := Target(tt.hist, tt.to)
 			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr || !errors.Is(err, publish.ErrNoTarget) {
+				if err == nil || err.Error() != tt.wantErr || !errors.Is(err, ErrNoTarget) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
 				}
 				return
@@ -48,7 +47,7 @@ func TestRollbackRestoresAsANewRevision(t *testing.T) {
 	ctx, s := openStore(t)
 	put(t, ctx, s, "media.resizer", "v1")
 	put(t, ctx, s, "media.resizer", "v2")
-	res, err := publish.Rollback(ctx, s, "media.resizer", 0)
+	res, err := rollback(ctx, s, "media.resizer", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +57,7 @@ func TestRollbackRestoresAsANewRevision(t *testing.T) {
 	if e, _ := s.Get(ctx, "media.resizer"); string(e.Value) != "v1" || e.Revision != 3 {
 		t.Errorf("key holds %q at %d, want v1 at 3", e.Value, e.Revision)
 	}
-	res, err = publish.Rollback(ctx, s, "media.resizer", 3)
+	res, err = rollback(ctx, s, "media.resizer", 3)
 	if err != nil || !res.Unchanged || res.Revision != 3 {
 		t.Errorf("rollback to the current value: %+v, %v; want unchanged at 3", res, err)
 	}
@@ -66,7 +65,7 @@ func TestRollbackRestoresAsANewRevision(t *testing.T) {
 
 func TestRollbackOfAnUnknownKeyIsNotFound(t *testing.T) {
 	ctx, s := openStore(t)
-	_, err := publish.Rollback(ctx, s, "media.nothing", 0)
+	_, err := rollback(ctx, s, "media.nothing", 0)
 	if !errors.Is(err, bus.ErrNotFound) {
 		t.Errorf("err = %v, want bus.ErrNotFound", err)
 	}

@@ -1,19 +1,23 @@
-package statusview
+package client
 
 import (
+	"cmp"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/status"
-	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
 var now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// stalledMark stands for Ready False with Stalled True in these tests.
+const stalledMark = "Stalled"
 
 func spec(key string, rev uint64) kv.Entry { return kv.Entry{Key: key, Revision: rev} }
 
@@ -21,11 +25,11 @@ func spec(key string, rev uint64) kv.Entry { return kv.Entry{Key: key, Revision:
 // ("Stalled" for a permanent failure), heartbeat live or not.
 func record(key, cluster string, observed uint64, ready api.ConditionStatus, live bool) status.Record {
 	stalled := api.ConditionFalse
-	if string(ready) == ReadyStalled {
+	if string(ready) == stalledMark {
 		ready, stalled = api.ConditionFalse, api.ConditionTrue
 	}
 	r := status.Record{Status: api.Status{Component: key, Cluster: cluster, ObservedRevision: observed, UpdatedAt: now.Add(-time.Minute),
-		Conditions: []api.Condition{{Type: condReady, Status: api.ConditionStatus(ready), Reason: "R" + string(ready)}, {Type: condStalled, Status: stalled}}}}
+		Conditions: []api.Condition{{Type: api.ConditionReady, Status: api.ConditionStatus(ready), Reason: "R" + string(ready)}, {Type: api.ConditionStalled, Status: stalled}}}}
 	if live {
 		r.Heartbeat = &status.HeartbeatRecord{Heartbeat: status.Heartbeat{Cluster: cluster, TTLSeconds: 30}, Received: now.Add(-10 * time.Second)}
 	} else {
@@ -40,9 +44,9 @@ func summary(rows []Row) string {
 	for _, r := range rows {
 		ready := r.Ready()
 		if r.Stalled() {
-			ready = ReadyStalled
+			ready = stalledMark
 		}
-		out = append(out, fmt.Sprintf("%s %s %s %s %d/%d %v", r.Key, dash(r.Cluster()), ready, r.Reason(), r.ObservedRevision(), r.LatestRevision, r.Stale()))
+		out = append(out, fmt.Sprintf("%s %s %s %s %d/%d %v", r.Key, cmp.Or(r.Cluster(), "-"), ready, r.Reason(), r.ObservedRevision(), r.LatestRevision, r.Stale()))
 	}
 	return strings.Join(out, "\n")
 }
@@ -53,7 +57,7 @@ func TestRows(t *testing.T) {
 		Statuses: []status.Record{
 			record("media.resizer", "west", 4, api.ConditionFalse, false),
 			record("media.resizer", "east", 5, api.ConditionTrue, true),
-			record("media.gone", "east", 3, ReadyStalled, true),
+			record("media.gone", "east", 3, stalledMark, true),
 		},
 	}
 	tests := []struct {
@@ -87,20 +91,12 @@ func TestRows(t *testing.T) {
 
 func TestOrphansAreTheRowsReportedOrphaned(t *testing.T) {
 	orphan := status.Record{Status: api.Status{Component: "media.gone", Cluster: "east", Conditions: []api.Condition{
-		{Type: condOrphaned, Status: api.ConditionTrue, Reason: "SpecMissing", Message: "kept", LastTransitionTime: now.Add(-time.Hour)},
+		{Type: api.ConditionOrphaned, Status: api.ConditionTrue, Reason: "SpecMissing", Message: "kept", LastTransitionTime: now.Add(-time.Hour)},
 	}, Children: []api.Child{{Kind: "Deployment", Namespace: "media", Name: "gone"}, {Kind: "Stream", Name: "tinyctl_media_gone"}}}}
 	snap := Snapshot{Statuses: []status.Record{record("media.resizer", "east", 5, api.ConditionTrue, true), orphan}}
 	rows := Orphans(snap, Selector{})
 	if len(rows) != 1 || rows[0].Key != "media.gone" || rows[0].Reason() != "SpecMissing" || !rows[0].OrphanedSince().Equal(now.Add(-time.Hour)) {
 		t.Fatalf("orphans = %s", summary(rows))
-	}
-	want := "media.gone in cluster east: publish its spec again (tinyctl apply -f FILE) and the controller adopts these children, " +
-		"or delete them by hand: kubectl delete -n media deployment/gone; nats stream rm tinyctl_media_gone (deletes its queued jobs)"
-	if got := Hint(rows[0]); got != want {
-		t.Errorf("hint:\n%s\nwant:\n%s", got, want)
-	}
-	if list := NewOrphanList(nil); list.Items == nil || list.Kind != OrphanListKind {
-		t.Errorf("empty orphan list = %+v, want items [] of kind %s", list, OrphanListKind)
 	}
 }
 
@@ -112,7 +108,7 @@ func TestNextExpiryIsWhenTheFirstLiveHeartbeatLapses(t *testing.T) {
 		want      time.Duration
 	}{
 		{"no rows: no timer", nil, 0},
-		{"only stale clusters: no timer", []Row{{Key: "a", Status: ptr(record("media.a", "west", 1, api.ConditionTrue, false))}}, 0},
+		{"only stale clusters: no timer", []Row{{Key: "a", Status: ptr.To(record("media.a", "west", 1, api.ConditionTrue, false))}}, 0},
 		{"a component nobody reported on: no timer", []Row{{Key: "a"}}, 0},
 		{"a live heartbeat: when it lapses", []Row{{Key: "a", Status: &live}}, 20*time.Second + expiryMargin},
 	}
@@ -152,23 +148,4 @@ func TestSameRowsIgnoresHeartbeatRenewalsOnly(t *testing.T) {
 			}
 		})
 	}
-}
-
-func ptr[T any](v T) *T { return &v }
-
-func ExampleWriteTable() {
-	snap := Snapshot{
-		Specs: []kv.Entry{spec("media.resizer", 5), spec("media.cropper", 2)},
-		Statuses: []status.Record{
-			record("media.resizer", "east", 5, api.ConditionTrue, true),
-			record("media.resizer", "west", 4, api.ConditionFalse, false),
-		},
-	}
-	// A zero Style never colours, as off a terminal.
-	_ = WriteTable(os.Stdout, cli.Style{}, Rows(snap, Selector{Namespace: "media"}), now)
-	// Output:
-	// NAMESPACE   NAME      CLUSTER   READY     REASON          REVISION   AGE   HEARTBEAT
-	// media       cropper   -         Unknown   NotReconciled   -/2        -     -
-	// media       resizer   east      True      RTrue           5/5        60s   live
-	// media       resizer   west      False     RFalse          4/5        60s   stale
 }

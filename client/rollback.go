@@ -1,4 +1,4 @@
-package publish
+package client
 
 import (
 	"bytes"
@@ -16,9 +16,9 @@ import (
 // holds no earlier value, or not the one asked for.
 var ErrNoTarget = errors.New("no revision to roll back to")
 
-// RollbackStore is what Rollback needs from the spec bucket;
+// rollbackStore is what rollback needs from the spec bucket;
 // *specs.Store implements it.
-type RollbackStore interface {
+type rollbackStore interface {
 	History(ctx context.Context, key string) ([]kv.Entry, error)
 	Rollback(ctx context.Context, key string, rev uint64) (uint64, error)
 }
@@ -83,12 +83,12 @@ func revisions(hist []kv.Entry) string {
 	return strings.Join(out, ", ")
 }
 
-// Rollback re-publishes the value of a revision of key (chosen by Target
+// rollback re-publishes the value of a revision of key (chosen by Target
 // from to) as a new revision, unless the key's latest revision already
 // holds that value. A write racing with it makes it fail with a
 // *ConflictError rather than overwrite. A key without history returns an
 // error wrapping bus.ErrNotFound.
-func Rollback(ctx context.Context, s RollbackStore, key string, to uint64) (RollbackResult, error) {
+func rollback(ctx context.Context, s rollbackStore, key string, to uint64) (RollbackResult, error) {
 	res := RollbackResult{Key: key}
 	hist, err := s.History(ctx, key)
 	if err != nil {

@@ -1,11 +1,13 @@
-package publish_test
+package client
 
 import (
 	"errors"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus"
-	"github.com/tinyctl/tinyctl/internal/publish"
 )
 
 func TestPublishCreatesConfiguresAndSkipsUnchanged(t *testing.T) {
@@ -13,20 +15,20 @@ func TestPublishCreatesConfiguresAndSkipsUnchanged(t *testing.T) {
 	steps := []struct {
 		name     string
 		value    string
-		opts     publish.Options
-		want     publish.Action
+		opts     PublishOptions
+		want     api.Action
 		wantRev  uint64
 		wantKeep uint64 // revision the key must be at afterwards
 	}{
-		{"dry run of a new key writes nothing", "v1", publish.Options{DryRun: true}, publish.Created, 0, 0},
-		{"new key", "v1", publish.Options{}, publish.Created, 1, 1},
-		{"same bytes: no new revision", "v1", publish.Options{}, publish.Unchanged, 1, 1},
-		{"dry run of a change writes nothing", "v2", publish.Options{DryRun: true}, publish.Configured, 1, 1},
-		{"change", "v2", publish.Options{}, publish.Configured, 2, 2},
-		{"compare-and-set at the current revision", "v3", publish.Options{IfRevision: ptr[uint64](2)}, publish.Configured, 3, 3},
+		{"dry run of a new key writes nothing", "v1", PublishOptions{DryRun: true}, api.Created, 0, 0},
+		{"new key", "v1", PublishOptions{}, api.Created, 1, 1},
+		{"same bytes: no new revision", "v1", PublishOptions{}, api.Unchanged, 1, 1},
+		{"dry run of a change writes nothing", "v2", PublishOptions{DryRun: true}, api.Configured, 1, 1},
+		{"change", "v2", PublishOptions{}, api.Configured, 2, 2},
+		{"compare-and-set at the current revision", "v3", PublishOptions{IfRevision: ptr.To[uint64](2)}, api.Configured, 3, 3},
 	}
 	for _, st := range steps {
-		res, err := publish.Publish(ctx, s, "media.resizer", []byte(st.value), st.opts)
+		res, err := publish(ctx, s, "media.resizer", []byte(st.value), st.opts)
 		if err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
@@ -64,8 +66,8 @@ func TestPublishCompareAndSetConflictsNameTheCurrentRevision(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := publish.Publish(ctx, s, "media.resizer", []byte(tt.value), publish.Options{IfRevision: &tt.at, DryRun: tt.dry})
-			var conflict *publish.ConflictError
+			_, err := publish(ctx, s, "media.resizer", []byte(tt.value), PublishOptions{IfRevision: &tt.at, DryRun: tt.dry})
+			var conflict *ConflictError
 			if !errors.As(err, &conflict) || !errors.Is(err, bus.ErrRevisionMismatch) || err.Error() != tt.want {
 				t.Fatalf("err = %v, want a ConflictError %q", err, tt.want)
 			}

@@ -1,4 +1,4 @@
-package publish_test
+package client
 
 import (
 	"strings"
@@ -7,7 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tinyctl/tinyctl/bus/kv"
-	"github.com/tinyctl/tinyctl/internal/publish"
 )
 
 const v1 = `{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"resizer","namespace":"media"},` +
@@ -21,7 +20,7 @@ func TestChangesSummariseEachRevision(t *testing.T) {
 		entry(5, kv.OpDelete, ""), entry(6, kv.OpPut, v1), entry(7, kv.OpPut, "image: [oops"),
 	}
 	var got []string
-	for _, c := range publish.Changes(hist, 16) {
+	for _, c := range Changes(hist, 16) {
 		got = append(got, c.Op.String()+" "+c.Image+" "+c.Summary)
 	}
 	want := []string{
@@ -36,7 +35,7 @@ func TestChangesSummariseEachRevision(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
-	if first := publish.Changes(hist[:2], 2)[0].Summary; first != "oldest kept revision" {
+	if first := Changes(hist[:2], 2)[0].Summary; first != "oldest kept revision" {
 		t.Errorf("first of a full history: %q, want oldest kept revision", first)
 	}
 }

@@ -1,4 +1,4 @@
-package publish_test
+package client
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tinyctl/tinyctl/bus/kv"
-	"github.com/tinyctl/tinyctl/internal/publish"
 )
 
 func TestRemovalNamesChildrenAndStreamPolicy(t *testing.T) {
@@ -48,7 +47,7 @@ func TestRemovalNamesChildrenAndStreamPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := publish.PlanRemoval(entry(7, kv.OpPut, tt.value))
+			r := PlanRemoval(entry(7, kv.OpPut, tt.value))
 			var b bytes.Buffer
 			r.Describe(&b, tt.purge)
 			if diff := cmp.Diff(tt.wantLines, strings.Split(strings.TrimSpace(b.String()), "\n")); diff != "" {

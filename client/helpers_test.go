@@ -1,4 +1,4 @@
-package publish_test
+package client
 
 import (
 	"context"
@@ -40,5 +40,3 @@ func put(t *testing.T, ctx context.Context, s *specs.Store, key, value string) u
 func entry(rev uint64, op kv.Op, value string) kv.Entry {
 	return kv.Entry{Key: "media.resizer", Revision: rev, Op: op, Value: []byte(value)}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -1,4 +1,4 @@
-package statusview
+package client
 
 import (
 	"context"
@@ -21,7 +21,7 @@ const retryInterval = time.Second
 // so that the re-read sees it as expired.
 const expiryMargin = 50 * time.Millisecond
 
-// WatchOptions tune Watch.
+// WatchOptions tune WatchStatus.
 type WatchOptions struct {
 	// ReadTimeout bounds each re-read (0: no bound).
 	ReadTimeout time.Duration
@@ -30,16 +30,16 @@ type WatchOptions struct {
 	OnError func(error)
 }
 
-// Watch calls emit with view(snapshot) now, and again each time the view
+// WatchStatus calls emit with view(snapshot) now, and again each time the view
 // changes: it re-reads a snapshot on every change in the spec, status and
 // heartbeat buckets, and when a live heartbeat of a shown row expires by
 // the clock. Heartbeats that only renew a live cluster do not count as
-// changes. The Source must have been opened with Create (a missing bucket
+// changes. The Client must have been opened with Create (a missing bucket
 // cannot be watched).
 //
-// Watch returns nil when ctx is cancelled, emit's error, or the first
+// WatchStatus returns nil when ctx is cancelled, emit's error, or the first
 // read or watch failure that retrying cannot fix.
-func (s *Source) Watch(ctx context.Context, view func(Snapshot) []Row, opts WatchOptions, emit func([]Row) error) error {
+func (s *Client) WatchStatus(ctx context.Context, view func(Snapshot) []Row, opts WatchOptions, emit func([]Row) error) error {
 	if s.specs == nil || s.statuses == nil {
 		return errors.New("watch status: the spec and status buckets must exist")
 	}
@@ -70,7 +70,7 @@ func (s *Source) Watch(ctx context.Context, view func(Snapshot) []Row, opts Watc
 // refresh reads a snapshot and shows its view. It returns how long to wait
 // before reading again without a change (0: until a change), or the error
 // that ends the watch.
-func (s *Source) refresh(ctx context.Context, view func(Snapshot) []Row, opts WatchOptions, show func([]Row) error) (time.Duration, error) {
+func (s *Client) refresh(ctx context.Context, view func(Snapshot) []Row, opts WatchOptions, show func([]Row) error) (time.Duration, error) {
 	readCtx, cancel := ctx, context.CancelFunc(func() {})
 	if opts.ReadTimeout > 0 {
 		readCtx, cancel = context.WithTimeout(ctx, opts.ReadTimeout)
@@ -154,7 +154,7 @@ func sameRows(a, b []Row) bool {
 // changes starts watches on the three buckets. changed receives (without
 // blocking, coalesced) after every change that follows the initial values;
 // failed receives why a watch ended before ctx did.
-func (s *Source) changes(ctx context.Context) (changed <-chan struct{}, failed <-chan error, err error) {
+func (s *Client) changes(ctx context.Context) (changed <-chan struct{}, failed <-chan error, err error) {
 	ch := make(chan struct{}, 1)
 	fail := make(chan error, 3)
 	notify := func() {
@@ -193,7 +193,7 @@ func forward(ctx context.Context, w *kv.Watcher, notify func(), fail chan<- erro
 
 // watchHeartbeats calls notify for every heartbeat written, expired or
 // removed from now on.
-func (s *Source) watchHeartbeats(ctx context.Context, notify func(), fail chan<- error) error {
+func (s *Client) watchHeartbeats(ctx context.Context, notify func(), fail chan<- error) error {
 	kv, err := s.conn.JetStream().KeyValue(ctx, status.DefaultHeartbeatBucket)
 	if err != nil {
 		return err

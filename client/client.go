@@ -1,0 +1,233 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/validate"
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/bus/status"
+)
+
+// ErrNotFound matches (errors.Is) the error for a component, revision or
+// bucket that does not exist.
+var ErrNotFound = bus.ErrNotFound
+
+// Config says which buckets a Client uses.
+type Config struct {
+	// SpecBucket and StatusBucket name the buckets (defaults
+	// tinyctl-components and tinyctl-status). Heartbeats are read from
+	// tinyctl-heartbeats.
+	SpecBucket, StatusBucket string
+	// Create makes New create missing buckets with the standard settings
+	// (a publisher, or a watch that needs buckets to watch). Otherwise a
+	// missing bucket reads as empty, writes to it fail with ErrNotFound, and
+	// nothing is created.
+	Create bool
+	// Now is the clock ages and staleness are judged by (default
+	// time.Now).
+	Now func() time.Time
+}
+
+// Client reads and writes the spec bucket and reads the status of
+// components. It does not own the connection. It is safe for concurrent
+// use.
+type Client struct {
+	conn     *bus.Conn
+	specs    *specs.Store  // nil: the bucket does not exist
+	statuses *status.Store // nil: the bucket does not exist
+	now      func() time.Time
+}
+
+// New binds to the buckets cfg names on conn, adopting the settings of
+// those that exist. It returns an error when NATS refuses or a bucket
+// cannot be opened.
+func New(ctx context.Context, conn *bus.Conn, cfg Config) (*Client, error) {
+	c := &Client{conn: conn, now: cfg.Now}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	mode := kv.Existing
+	if cfg.Create {
+		mode = kv.Adopt
+	}
+	var err error
+	c.specs, err = specs.Open(ctx, conn, specs.Config{Bucket: cfg.SpecBucket}, mode)
+	if err != nil && !errors.Is(err, bus.ErrNotFound) {
+		return nil, err
+	}
+	c.statuses, err = status.Open(ctx, conn, status.Config{Bucket: cfg.StatusBucket, Now: c.now}, mode)
+	if err != nil && !errors.Is(err, bus.ErrNotFound) {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Conn returns the connection the client was opened on.
+func (c *Client) Conn() *bus.Conn { return c.conn }
+
+// HasSpecs reports whether the spec bucket exists.
+func (c *Client) HasSpecs() bool { return c.specs != nil }
+
+// KeptRevisions returns how many revisions the spec bucket keeps per key
+// (0 when it does not exist).
+func (c *Client) KeptRevisions() int {
+	if c.specs == nil {
+		return 0
+	}
+	return c.specs.KeptRevisions()
+}
+
+// key is the spec key of namespace/name, checked.
+func key(namespace, name string) (string, error) {
+	k := api.Key(namespace, name)
+	if _, _, err := api.ParseKey(k); err != nil {
+		return "", err
+	}
+	return k, nil
+}
+
+// Publish validates c (after filling its defaults) and stores its
+// canonical JSON under its key, unless the key already holds exactly that,
+// in which case nothing is written. The result says created, configured or
+// unchanged, and the revision. With opts.IfRevision the write is
+// compare-and-set (a lost race is a *ConflictError); with opts.DryRun
+// nothing is written. An invalid component is a *validate.InvalidError
+// listing every problem.
+func (c *Client) Publish(ctx context.Context, comp api.Component, opts PublishOptions) (PublishResult, error) {
+	comp, err := validate.Normalize(comp)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	value, err := api.Canonical(comp)
+	if err != nil {
+		return PublishResult{}, err
+	}
+	var s store = emptyStore{}
+	switch {
+	case c.specs != nil:
+		s = c.specs
+	case !opts.DryRun:
+		return PublishResult{}, c.noSpecs()
+	}
+	return publish(ctx, s, api.KeyOf(comp), value, opts)
+}
+
+func (c *Client) noSpecs() error {
+	return fmt.Errorf("spec bucket: %w (open the client with Create to make it)", bus.ErrNotFound)
+}
+
+// Get returns the latest value of component namespace/name. A component
+// that does not exist (never written, or deleted) is ErrNotFound.
+func (c *Client) Get(ctx context.Context, namespace, name string) (kv.Entry, error) {
+	k, err := key(namespace, name)
+	if err != nil {
+		return kv.Entry{}, err
+	}
+	if c.specs == nil {
+		return kv.Entry{}, c.noSpecs()
+	}
+	return c.specs.Get(ctx, k)
+}
+
+// List returns the latest value of every component that is not deleted,
+// sorted by key.
+func (c *Client) List(ctx context.Context) ([]kv.Entry, error) {
+	if c.specs == nil {
+		return nil, nil
+	}
+	return c.specs.List(ctx)
+}
+
+// History returns the kept revisions of component namespace/name, oldest
+// first, markers included; Changes says what each one did.
+func (c *Client) History(ctx context.Context, namespace, name string) ([]kv.Entry, error) {
+	k, err := key(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	if c.specs == nil {
+		return nil, c.noSpecs()
+	}
+	return c.specs.History(ctx, k)
+}
+
+// Rollback re-publishes an earlier value of component namespace/name (see
+// Target for which one; to > 0 names it) as a new revision, unless the
+// component already holds it. A write racing with it makes it fail with a
+// *ConflictError rather than overwrite.
+func (c *Client) Rollback(ctx context.Context, namespace, name string, to uint64) (RollbackResult, error) {
+	k, err := key(namespace, name)
+	if err != nil {
+		return RollbackResult{}, err
+	}
+	if c.specs == nil {
+		return RollbackResult{}, c.noSpecs()
+	}
+	return rollback(ctx, c.specs, k, to)
+}
+
+// DeleteOptions tune Delete.
+type DeleteOptions struct {
+	// IfRevision, when not 0, deletes only if that is the latest revision.
+	IfRevision uint64
+	// Purge also erases the component's history: it cannot be rolled
+	// back.
+	Purge bool
+}
+
+// PlanDelete returns what deleting component namespace/name removes, for a
+// person to confirm. A component that does not exist is ErrNotFound.
+func (c *Client) PlanDelete(ctx context.Context, namespace, name string) (Removal, error) {
+	e, err := c.Get(ctx, namespace, name)
+	if err != nil {
+		return Removal{}, err
+	}
+	return PlanRemoval(e), nil
+}
+
+// Delete writes a delete (or purge) marker for component namespace/name:
+// every controller then removes what it made for it. A lost
+// compare-and-set is a *ConflictError.
+func (c *Client) Delete(ctx context.Context, namespace, name string, opts DeleteOptions) error {
+	k, err := key(namespace, name)
+	if err != nil {
+		return err
+	}
+	if c.specs == nil {
+		return c.noSpecs()
+	}
+	remove := c.specs.Delete
+	if opts.Purge {
+		remove = c.specs.Purge
+	}
+	err = remove(ctx, k, opts.IfRevision)
+	var mismatch *bus.RevisionMismatchError
+	if errors.As(err, &mismatch) {
+		return &ConflictError{Key: k, Expected: mismatch.Expected, Current: mismatch.Current}
+	}
+	return err
+}
+
+// Cluster returns the latest heartbeat of the cluster named name: its
+// labels, its controller and the settings it renders with. A cluster with
+// no live heartbeat is ErrNotFound.
+func (c *Client) Cluster(ctx context.Context, name string) (status.HeartbeatRecord, error) {
+	if c.statuses == nil {
+		return status.HeartbeatRecord{}, fmt.Errorf("heartbeat of %s: %w", name, bus.ErrNotFound)
+	}
+	return c.statuses.Heartbeat(ctx, name)
+}
+
+// Clusters returns the live heartbeats, by cluster name.
+func (c *Client) Clusters(ctx context.Context) (map[string]status.HeartbeatRecord, error) {
+	if c.statuses == nil {
+		return map[string]status.HeartbeatRecord{}, nil
+	}
+	return c.statuses.Heartbeats(ctx)
+}
