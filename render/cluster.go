@@ -16,6 +16,9 @@ const (
 	DefaultAccount        = "$G"
 	DefaultCredentialsKey = "nats.creds"
 	DefaultDNSNamespace   = "kube-system"
+	// DefaultCollectorEndpoint is the OTLP (gRPC) endpoint of the trace
+	// collector `tinyctl install` provisions, given to workers.
+	DefaultCollectorEndpoint = "http://collector." + DefaultNATSNamespace + ".svc:4317"
 	// DefaultRunAsUser is the non-root uid (and gid) workers run as: the
 	// "nonroot" user of distroless images.
 	DefaultRunAsUser int64 = 65532
@@ -37,8 +40,32 @@ type Cluster struct {
 	NATS NATS
 	// DNS selects the cluster DNS pods workers may query.
 	DNS DNS
+	// Collector is the OpenTelemetry collector workers export traces to.
+	Collector Collector
+	// Network are the cluster's own address ranges: `internet` egress
+	// excludes them, as it excludes the link-local metadata addresses.
+	Network Network
 	// RunAsUser is the uid, gid and fsGroup of worker pods. It must not be 0.
 	RunAsUser int64
+}
+
+// Collector says where workers send telemetry: every egress posture allows
+// it, the way it allows NATS and DNS.
+type Collector struct {
+	// Endpoint is given to workers as OTEL_EXPORTER_OTLP_ENDPOINT; "-"
+	// means no collector (nothing is given or allowed).
+	Endpoint string
+	// Namespace and PodLabels select the collector's pods; Ports are its
+	// OTLP ports (gRPC and HTTP).
+	Namespace string
+	PodLabels map[string]string
+	Ports     []int32
+}
+
+// Network holds the cluster's pod and service address ranges (CIDRs).
+type Network struct {
+	PodCIDRs     []string
+	ServiceCIDRs []string
 }
 
 // NATS says where workers and KEDA find the NATS broker.
@@ -69,6 +96,10 @@ type NATS struct {
 type DNS struct {
 	Namespace string
 	PodLabels map[string]string
+	// NodeLocalIP is the link-local address NodeLocal DNSCache answers on
+	// (169.254.20.10 by default in its manifests); empty when the cluster
+	// does not run it. Workers may reach it on port 53 too.
+	NodeLocalIP string
 }
 
 // DefaultCluster returns the settings for a cluster provisioned by
@@ -90,6 +121,12 @@ func DefaultCluster() Cluster {
 		DNS: DNS{
 			Namespace: DefaultDNSNamespace,
 			PodLabels: map[string]string{"k8s-app": "kube-dns"},
+		},
+		Collector: Collector{
+			Endpoint:  DefaultCollectorEndpoint,
+			Namespace: DefaultNATSNamespace,
+			PodLabels: map[string]string{"app.kubernetes.io/name": "collector"},
+			Ports:     []int32{4317, 4318},
 		},
 		RunAsUser: DefaultRunAsUser,
 	}
@@ -114,6 +151,14 @@ func (cl Cluster) WithDefaults() Cluster {
 	}
 	if len(cl.DNS.PodLabels) == 0 {
 		cl.DNS.PodLabels = d.DNS.PodLabels
+	}
+	cl.Collector.Endpoint = cmp.Or(cl.Collector.Endpoint, d.Collector.Endpoint)
+	cl.Collector.Namespace = cmp.Or(cl.Collector.Namespace, d.Collector.Namespace)
+	if len(cl.Collector.PodLabels) == 0 {
+		cl.Collector.PodLabels = d.Collector.PodLabels
+	}
+	if len(cl.Collector.Ports) == 0 {
+		cl.Collector.Ports = d.Collector.Ports
 	}
 	if cl.RunAsUser == 0 {
 		cl.RunAsUser = d.RunAsUser
