@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/tinyctl/tinyctl/identity"
 )
 
 // natsReadyTimeout bounds how long a test waits for a server to accept
@@ -246,4 +248,14 @@ func (s *Server) Shutdown() {
 	}
 	srv.Shutdown()
 	srv.WaitForShutdown()
+}
+
+// Keys returns the operator-mode keys of a server started WithJWT; it
+// fails the test for any other mode.
+func (s *Server) Keys(tb testing.TB) identity.Keys {
+	tb.Helper()
+	if s.chain == nil {
+		tb.Fatal("natstest: Keys needs a server started WithJWT")
+	}
+	return s.chain.keys
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
+
+	"github.com/tinyctl/tinyctl/identity"
 )
 
 // Auth names how clients of a test server authenticate.
@@ -103,69 +105,56 @@ func WithMutualTLS() Option {
 	return func(c *natsConfig) { c.tls, c.mtls = true, true }
 }
 
-// jwtChain holds the generated operator-mode identities of a server.
+// jwtChain holds the generated operator-mode keys of a server, made by
+// package identity as `tinyctl install` makes them.
 type jwtChain struct {
-	operator   *jwt.OperatorClaims
-	sysPub     string
-	sysJWT     string
-	account    nkeys.KeyPair
-	accountPub string
-	accountJWT string
+	keys identity.Keys
 }
 
-// newJWTChain generates an operator, a system account and a JetStream
-// account signed by it.
+// newJWTChain generates an operator, a system account and tinyctl's
+// JetStream account with a signing key.
 func newJWTChain(tb testing.TB) *jwtChain {
 	tb.Helper()
-	opKP := mustKP(tb, nkeys.CreateOperator)
-	opPub := mustPub(tb, opKP)
-	sysKP := mustKP(tb, nkeys.CreateAccount)
-	accKP := mustKP(tb, nkeys.CreateAccount)
-	c := &jwtChain{account: accKP, sysPub: mustPub(tb, sysKP), accountPub: mustPub(tb, accKP)}
-
-	oc := jwt.NewOperatorClaims(opPub)
-	oc.Name = "tinyctl-test-operator"
-	oc.SystemAccount = c.sysPub
-	opJWT := mustEncode(tb, oc, opKP)
-	decoded, err := jwt.DecodeOperatorClaims(opJWT)
+	keys, err := identity.NewKeys()
 	if err != nil {
-		tb.Fatalf("testenv: decode operator: %v", err)
+		tb.Fatal(err)
 	}
-	c.operator = decoded
-
-	sys := jwt.NewAccountClaims(c.sysPub)
-	sys.Name = "SYS"
-	c.sysJWT = mustEncode(tb, sys, opKP)
-
-	acc := jwt.NewAccountClaims(c.accountPub)
-	acc.Name = "TINYCTL"
-	acc.Limits.JetStreamLimits = jwt.JetStreamLimits{
-		MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1,
-	}
-	c.accountJWT = mustEncode(tb, acc, opKP)
-	return c
+	return &jwtChain{keys: keys}
 }
 
 // apply puts the chain into server options: trusted operator, system
 // account and a memory resolver preloaded with both accounts.
 func (c *jwtChain) apply(tb testing.TB, o *server.Options) {
 	tb.Helper()
+	op, err := c.keys.OperatorJWT()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	decoded, err := jwt.DecodeOperatorClaims(op)
+	if err != nil {
+		tb.Fatalf("natstest: decode operator: %v", err)
+	}
+	accounts, err := c.keys.AccountJWTs()
+	if err != nil {
+		tb.Fatal(err)
+	}
 	resolver := &server.MemAccResolver{}
-	for pub, token := range map[string]string{c.sysPub: c.sysJWT, c.accountPub: c.accountJWT} {
+	for pub, token := range accounts {
 		if err := resolver.Store(pub, token); err != nil {
-			tb.Fatalf("testenv: store account jwt: %v", err)
+			tb.Fatalf("natstest: store account jwt: %v", err)
 		}
 	}
-	o.TrustedOperators = []*jwt.OperatorClaims{c.operator}
+	o.TrustedOperators = []*jwt.OperatorClaims{decoded}
 	o.AccountResolver = resolver
-	o.SystemAccount = c.sysPub
+	o.SystemAccount = c.keys.SystemPublicKey()
 }
 
-// userCreds signs a user of the account with perms and writes its creds
-// file into dir.
+// userCreds signs a user of the account with perms (with the account's
+// identity key, as an operator's tooling would) and writes its creds file
+// into dir.
 func (c *jwtChain) userCreds(tb testing.TB, dir, name string, perms Permissions) string {
 	tb.Helper()
-	return writeUserCreds(tb, dir, name, c.account, perms)
+	return writeUserCreds(tb, dir, name, c.keys.Account, perms)
 }
 
 // WriteUserCreds writes a creds file for a new user called name, signed by

@@ -1,0 +1,101 @@
+package identity
+
+import (
+	"fmt"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nkeys"
+)
+
+// Keys are the keys of a broker with decentralized auth: the operator, the
+// system account the server needs, and tinyctl's account with the signing
+// key the controller holds. `tinyctl install` generates them once and
+// keeps them in a Secret; only the signing key leaves it.
+type Keys struct {
+	Operator, System, Account, Signing nkeys.KeyPair
+}
+
+// Seeds holds Keys as seeds, for storage.
+type Seeds struct {
+	Operator, System, Account, Signing []byte
+}
+
+// NewKeys generates a new set of keys.
+func NewKeys() (Keys, error) {
+	var k Keys
+	var err error
+	if k.Operator, err = nkeys.CreateOperator(); err != nil {
+		return k, fmt.Errorf("identity: operator key: %w", err)
+	}
+	for _, p := range []*nkeys.KeyPair{&k.System, &k.Account, &k.Signing} {
+		if *p, err = nkeys.CreateAccount(); err != nil {
+			return k, fmt.Errorf("identity: account key: %w", err)
+		}
+	}
+	return k, nil
+}
+
+// KeysFromSeeds restores Keys.
+func KeysFromSeeds(s Seeds) (Keys, error) {
+	var k Keys
+	var err error
+	for _, p := range []struct {
+		seed []byte
+		key  *nkeys.KeyPair
+		name string
+	}{{s.Operator, &k.Operator, "operator"}, {s.System, &k.System, "system account"},
+		{s.Account, &k.Account, "account"}, {s.Signing, &k.Signing, "signing"}} {
+		if *p.key, err = nkeys.FromSeed(p.seed); err != nil {
+			return Keys{}, fmt.Errorf("identity: %s key: %w", p.name, err)
+		}
+	}
+	return k, nil
+}
+
+// Seeds returns the keys' seeds.
+func (k Keys) Seeds() Seeds {
+	seed := func(kp nkeys.KeyPair) []byte { s, _ := kp.Seed(); return s }
+	return Seeds{Operator: seed(k.Operator), System: seed(k.System), Account: seed(k.Account), Signing: seed(k.Signing)}
+}
+
+func public(kp nkeys.KeyPair) string { p, _ := kp.PublicKey(); return p }
+
+// AccountPublicKey is tinyctl's account ("A..."): what KEDA and users'
+// JWTs name.
+func (k Keys) AccountPublicKey() string { return public(k.Account) }
+
+// SystemPublicKey is the system account's public key.
+func (k Keys) SystemPublicKey() string { return public(k.System) }
+
+// OperatorJWT is the operator's self-signed JWT, naming the system account.
+func (k Keys) OperatorJWT() (string, error) {
+	oc := jwt.NewOperatorClaims(public(k.Operator))
+	oc.Name = "tinyctl"
+	oc.SystemAccount = public(k.System)
+	return oc.Encode(k.Operator)
+}
+
+// AccountJWTs returns the JWTs of the system account and of tinyctl's
+// account (JetStream enabled, without limits of its own; the signing key
+// registered), signed by the operator, by public key: what the server's
+// resolver preloads.
+func (k Keys) AccountJWTs() (map[string]string, error) {
+	sys := jwt.NewAccountClaims(public(k.System))
+	sys.Name = "SYS"
+	acc := jwt.NewAccountClaims(public(k.Account))
+	acc.Name = "TINYCTL"
+	acc.SigningKeys.Add(public(k.Signing))
+	acc.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
+	out := map[string]string{}
+	for _, c := range []*jwt.AccountClaims{sys, acc} {
+		token, err := c.Encode(k.Operator)
+		if err != nil {
+			return nil, fmt.Errorf("identity: account %s: %w", c.Name, err)
+		}
+		out[c.Subject] = token
+	}
+	return out, nil
+}
+
+// Signer returns the Signer of tinyctl's account.
+func (k Keys) Signer() *Signer { return &Signer{key: k.Signing, account: public(k.Account)} }

@@ -1,0 +1,97 @@
+package identity
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nkeys"
+)
+
+// Permissions are what a user may publish and subscribe to, as allow
+// lists of subjects (NATS wildcards allowed).
+type Permissions struct {
+	Publish   []string
+	Subscribe []string
+	// DenyPublish are refused even where Publish allows them.
+	DenyPublish []string
+	// InboxPrefix, when set, is the inbox prefix the user's client must
+	// use (nats.CustomInboxPrefix): the user may receive only under it.
+	InboxPrefix string
+}
+
+// Signer mints user credentials for one account with one of its signing
+// keys. It is safe for concurrent use.
+type Signer struct {
+	key     nkeys.KeyPair
+	account string
+}
+
+// NewSigner returns a Signer for account (its public key, "A...") from a
+// signing key seed ("SA..."). It fails when either is not what it should
+// be.
+func NewSigner(seed []byte, account string) (*Signer, error) {
+	key, err := nkeys.FromSeed(seed)
+	if err != nil {
+		return nil, fmt.Errorf("identity: account signing key: %w", err)
+	}
+	if pub, _ := key.PublicKey(); !nkeys.IsValidPublicAccountKey(pub) {
+		return nil, errors.New("identity: the signing key is not an account key (its seed must start with SA)")
+	}
+	if !nkeys.IsValidPublicAccountKey(account) {
+		return nil, fmt.Errorf("identity: account %q is not an account public key (A...)", account)
+	}
+	return &Signer{key: key, account: account}, nil
+}
+
+// Account returns the public key of the account users are minted in.
+func (s *Signer) Account() string { return s.account }
+
+// Creds are minted user credentials: the content of a .creds file (the
+// user JWT and its seed, which must be kept secret), the user's public key
+// and when it expires (zero: never).
+type Creds struct {
+	File    []byte
+	User    string
+	Expires time.Time
+}
+
+// Mint creates a new user key and a user JWT named name with perms,
+// signed by the signing key, valid from now until now+ttl (ttl 0: no
+// expiry). It returns the credentials file content.
+func (s *Signer) Mint(name string, perms Permissions, now time.Time, ttl time.Duration) (Creds, error) {
+	user, err := nkeys.CreateUser()
+	if err != nil {
+		return Creds{}, fmt.Errorf("identity: user key: %w", err)
+	}
+	pub, _ := user.PublicKey()
+	uc := jwt.NewUserClaims(pub)
+	uc.Name = name
+	uc.IssuerAccount = s.account
+	uc.IssuedAt = now.Unix()
+	var expires time.Time
+	if ttl > 0 {
+		expires = now.Add(ttl).Truncate(time.Second)
+		uc.Expires = expires.Unix()
+	}
+	uc.Pub.Allow.Add(perms.Publish...)
+	uc.Pub.Deny.Add(perms.DenyPublish...)
+	uc.Sub.Allow.Add(perms.Subscribe...)
+	if len(perms.Publish) == 0 {
+		uc.Pub.Deny.Add(">")
+	}
+	if len(perms.Subscribe) == 0 {
+		uc.Sub.Deny.Add(">")
+	}
+	token, err := uc.Encode(s.key)
+	if err != nil {
+		return Creds{}, fmt.Errorf("identity: sign user %s: %w", name, err)
+	}
+	seed, _ := user.Seed()
+	file, err := jwt.FormatUserConfig(token, seed)
+	if err != nil {
+		return Creds{}, fmt.Errorf("identity: creds of user %s: %w", name, err)
+	}
+	return Creds{File: file, User: pub, Expires: expires}, nil
+}

@@ -1,0 +1,78 @@
+package identity
+
+import "strings"
+
+// Bucket names the roles need (the defaults of the bus packages).
+type Buckets struct {
+	Specs, Status, Heartbeats, Leases string
+}
+
+// DefaultBuckets are tinyctl's bucket names.
+func DefaultBuckets() Buckets {
+	return Buckets{Specs: "tinyctl-components", Status: "tinyctl-status",
+		Heartbeats: "tinyctl-heartbeats", Leases: "tinyctl-leases"}
+}
+
+// WorkerInboxPrefix is the inbox prefix of the worker of consumer: its
+// credentials may receive only under it.
+func WorkerInboxPrefix(consumer string) string { return "_INBOX_" + consumer }
+
+// Worker may fetch from, ack on and read its component's consumer on
+// stream, read the stream, receive on its own inbox and publish the
+// subjects its component declares. Nothing else: not another consumer,
+// not the buckets, not the JetStream API that creates or deletes.
+func Worker(stream, consumer string, publish []string) Permissions {
+	pub := []string{
+		"$JS.API.CONSUMER.MSG.NEXT." + stream + "." + consumer,
+		"$JS.API.CONSUMER.INFO." + stream + "." + consumer,
+		"$JS.API.STREAM.INFO." + stream,
+		"$JS.ACK." + stream + "." + consumer + ".>",
+	}
+	prefix := WorkerInboxPrefix(consumer)
+	return Permissions{Publish: append(pub, publish...), Subscribe: []string{prefix + ".>"}, InboxPrefix: prefix}
+}
+
+// Publisher may write the spec bucket (put, delete, purge, history,
+// watch) and read the status and heartbeat buckets, for `tinyctl apply`,
+// `status` and raw KV puts. It may not create or delete buckets or
+// streams, fetch jobs or publish job subjects.
+func Publisher(b Buckets) Permissions {
+	pub := []string{"$KV." + b.Specs + ".>", "$JS.API.INFO"}
+	for _, bucket := range []string{b.Specs, b.Status, b.Heartbeats} {
+		pub = append(pub, readBucket(bucket)...)
+	}
+	return Permissions{Publish: pub, Subscribe: []string{"_INBOX.>"}}
+}
+
+// readBucket is what reading a KV bucket publishes to: its info, direct
+// gets, and the ordered consumers that watch, list and history use.
+func readBucket(bucket string) []string {
+	s := "KV_" + bucket
+	return []string{
+		"$JS.API.STREAM.INFO." + s,
+		"$JS.API.STREAM.MSG.GET." + s,
+		"$JS.API.DIRECT.GET." + s, "$JS.API.DIRECT.GET." + s + ".>",
+		"$JS.API.CONSUMER.CREATE." + s, "$JS.API.CONSUMER.CREATE." + s + ".>",
+		"$JS.API.CONSUMER.DELETE." + s + ".>",
+		"$JS.API.CONSUMER.INFO." + s + ".>",
+	}
+}
+
+// Controller may use the JetStream API (streams, consumers, its buckets)
+// and write the status, heartbeat and lease buckets, but not the spec
+// bucket, which only publishers write, nor delete, purge or edit it.
+func Controller(b Buckets) Permissions {
+	specs := "KV_" + b.Specs
+	return Permissions{
+		Publish:   []string{"$JS.API.>", "$KV." + b.Status + ".>", "$KV." + b.Heartbeats + ".>", "$KV." + b.Leases + ".>"},
+		Subscribe: []string{"_INBOX.>"},
+		DenyPublish: []string{"$JS.API.STREAM.DELETE." + specs, "$JS.API.STREAM.PURGE." + specs,
+			"$JS.API.STREAM.UPDATE." + specs, "$JS.API.STREAM.MSG.DELETE." + specs},
+	}
+}
+
+// Name is a user's name for a role and a subject: "worker.media.resizer",
+// say. Names are only labels (the server shows them); they grant nothing.
+func Name(role string, parts ...string) string {
+	return strings.Join(append([]string{role}, parts...), ".")
+}
