@@ -28,6 +28,7 @@ func (s Spec) deepCopy() Spec {
 		}
 	}
 	out.Jobs.Subjects = slices.Clone(s.Jobs.Subjects)
+	out.Jobs.Publish = slices.Clone(s.Jobs.Publish)
 	out.Jobs.Consumer.Backoff = slices.Clone(s.Jobs.Consumer.Backoff)
 	if s.Scaling != nil {
 		sc := *s.Scaling

@@ -67,7 +67,11 @@ type Duration string
 // Jobs names the subjects the worker consumes and tunes the JetStream stream
 // and durable consumer that carry them.
 type Jobs struct {
-	Subjects []string     `json:"subjects"`
+	Subjects []string `json:"subjects"`
+	// Publish are the subjects the worker may publish to (its results,
+	// follow-up jobs), NATS wildcards allowed. Its credentials allow
+	// nothing else.
+	Publish  []string     `json:"publish,omitempty"`
 	Stream   StreamSpec   `json:"stream,omitzero"`
 	Consumer ConsumerSpec `json:"consumer,omitzero"`
 }

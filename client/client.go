@@ -92,7 +92,8 @@ func key(namespace, name string) (string, error) {
 	return k, nil
 }
 
-// Publish validates c (after filling its defaults) and stores its
+// Publish validates c (after filling its defaults, its subjects scoped by
+// opts.Tenancy) and stores its
 // canonical JSON under its key, unless the key already holds exactly that,
 // in which case nothing is written. The result says created, configured or
 // unchanged, and the revision. With opts.IfRevision the write is
@@ -100,7 +101,7 @@ func key(namespace, name string) (string, error) {
 // nothing is written. An invalid component is a *validate.InvalidError
 // listing every problem.
 func (c *Client) Publish(ctx context.Context, comp api.Component, opts PublishOptions) (PublishResult, error) {
-	comp, err := validate.Normalize(comp)
+	comp, err := validate.Check(comp, opts.Tenancy)
 	if err != nil {
 		return PublishResult{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
 )
@@ -33,6 +34,9 @@ type PublishResult struct {
 type PublishOptions struct {
 	// DryRun decides the action without writing.
 	DryRun bool
+	// Tenancy scopes the component's subjects (the zero value: only those
+	// under its namespace's name; validate.Tenancy).
+	Tenancy validate.Tenancy
 	// IfRevision, when not nil, makes the write compare-and-set: it
 	// succeeds only if the key's latest revision is *IfRevision (0: the key
 	// must not exist).

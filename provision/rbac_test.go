@@ -179,7 +179,7 @@ func publish(t *testing.T, specs *specs.Store, ns, name string) {
 		Metadata: api.Metadata{Name: name, Namespace: ns},
 		Spec: api.Spec{
 			Image: "registry.example.com/acme/" + name + ":1.0.0",
-			Jobs:  api.Jobs{Subjects: []string{"jobs." + name + ".>"}},
+			Jobs:  api.Jobs{Subjects: []string{ns + "." + name + ".>"}},
 		},
 	}
 	b, err := api.Canonical(c)

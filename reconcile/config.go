@@ -3,6 +3,7 @@ package reconcile
 import (
 	"time"
 
+	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -33,6 +34,9 @@ type Config struct {
 	// CreateNamespaces lets the controller create a missing target
 	// namespace; otherwise the component waits with NamespaceMissing.
 	CreateNamespaces bool
+	// Tenancy scopes the subjects each namespace's components may bind and
+	// publish (the zero value: only those under the namespace's name).
+	Tenancy validate.Tenancy
 	// Recheck is how often waiting components, streams deleted out of band
 	// and orphans are checked.
 	Recheck time.Duration
@@ -75,8 +79,10 @@ type identity struct {
 	labels map[string]string
 }
 
-// namespacePolicy says where components may go.
+// namespacePolicy says where components may go and which subjects they
+// may use there.
 type namespacePolicy struct {
 	allowed []string // empty: every namespace
 	create  bool
+	tenancy validate.Tenancy
 }

@@ -135,18 +135,22 @@ func logLevel() zerolog.Level {
 	return zerolog.WarnLevel
 }
 
-// component returns a valid component named name in the env's namespace.
+// component returns a valid component named name in the env's namespace
+// (or the one mutate moves it to), binding subjects under its namespace.
 func (e *env) component(name string, mutate ...func(*api.Component)) api.Component {
 	c := api.Component{
 		APIVersion: api.APIVersion, Kind: api.Kind,
 		Metadata: api.Metadata{Name: name, Namespace: e.ns},
 		Spec: api.Spec{
 			Image: "registry.example.com/acme/" + name + ":1.0.0",
-			Jobs:  api.Jobs{Subjects: []string{"jobs." + e.ns + "." + name + ".>"}},
+			Jobs:  api.Jobs{Subjects: []string{e.ns + "." + name + ".>"}},
 		},
 	}
 	for _, m := range mutate {
 		m(&c)
+	}
+	if ns := c.Metadata.Namespace; ns != e.ns && c.Spec.Jobs.Subjects[0] == e.ns+"."+name+".>" {
+		c.Spec.Jobs.Subjects[0] = ns + "." + name + ".>"
 	}
 	return c
 }

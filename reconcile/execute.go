@@ -63,7 +63,7 @@ func (c *Controller) gather(ctx context.Context, key string) (input, bool, error
 	}
 	in := input{key: key, entry: e, settings: c.cfg.Cluster,
 		cluster: identity{name: c.cfg.Cluster.Name, labels: c.cfg.ClusterLabels},
-		policy:  namespacePolicy{allowed: c.cfg.Namespaces, create: c.cfg.CreateNamespaces}}
+		policy:  namespacePolicy{allowed: c.cfg.Namespaces, create: c.cfg.CreateNamespaces, tenancy: c.cfg.Tenancy}}
 	if ns, name, err := api.ParseKey(key); err == nil {
 		in.live = c.children.of(ns, name)
 	}

@@ -106,8 +106,9 @@ func decide(in input) plan {
 	return p
 }
 
-// component decodes, defaults and validates a stored value, checks that it
-// belongs under key and that its namespace is allowed. Every failure is
+// component decodes, defaults and validates a stored value (its subjects
+// scoped to its namespace), checks that it belongs under key and that its
+// namespace is allowed. Every failure is
 // permanent: a spec error matches api.ErrInvalid; a namespace outside the
 // policy has reason NamespaceNotAllowed.
 func component(key string, value []byte, policy namespacePolicy) (api.Component, error) {
@@ -115,13 +116,13 @@ func component(key string, value []byte, policy namespacePolicy) (api.Component,
 	if err != nil {
 		var de *decode.Error
 		if errors.As(err, &de) && de.Partial != nil {
-			if _, verr := validate.Normalize(*de.Partial); verr != nil {
+			if _, verr := validate.Check(*de.Partial, policy.tenancy); verr != nil {
 				return comp, errors.Join(err, verr) // every problem in one status message
 			}
 		}
 		return comp, err
 	}
-	if comp, err = validate.Normalize(comp); err != nil {
+	if comp, err = validate.Check(comp, policy.tenancy); err != nil {
 		return comp, err
 	}
 	if err := api.CheckKey(key, comp); err != nil {

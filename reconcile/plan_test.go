@@ -21,7 +21,7 @@ func spec(t *testing.T, ns, name string, mutate ...func(*api.Component)) []byte 
 		APIVersion: api.APIVersion, Kind: api.Kind,
 		Metadata: api.Metadata{Name: name, Namespace: ns},
 		Spec: api.Spec{Image: "registry.example.com/acme/" + name + ":1.0.0",
-			Jobs: api.Jobs{Subjects: []string{"jobs." + ns + "." + name + ".>"}}},
+			Jobs: api.Jobs{Subjects: []string{ns + "." + name + ".>"}}},
 	}
 	for _, m := range mutate {
 		m(&c)

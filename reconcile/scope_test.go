@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/reconcile"
@@ -103,5 +104,24 @@ func TestPlacementMovingAwayUnplacesButKeepsTheStream(t *testing.T) {
 	})
 	if e.stream("mover") == nil {
 		t.Error("unplacing deleted the stream; only a delete with deletion.stream Delete may")
+	}
+}
+
+func TestSubjectsOutsideTheNamespaceAreRefused(t *testing.T) {
+	e := newEnv(t, reconcile.Config{})
+	e.cfg.Tenancy = validate.Tenancy{Prefixes: map[string][]string{"elsewhere": {"shared.>"}}}
+	e.start()
+	rev := e.publish(e.component("poacher", func(c *api.Component) {
+		c.Spec.Jobs.Subjects = []string{"billing.jobs.>"}
+		c.Spec.Jobs.Publish = []string{e.ns + ".results"}
+	}))
+	rec := e.waitStatus("poacher", api.ConditionStalled, "True", rev)
+	c, _ := rec.Condition(api.ConditionReady)
+	want := `spec.jobs.subjects[0]: Forbidden: "billing.jobs.>" is outside the subjects namespace ` + e.ns + ` may use (` + e.ns + `.>)`
+	if c.Reason != reconcile.ReasonInvalidSpec || !strings.Contains(c.Message, want) {
+		t.Fatalf("Ready %+v, want InvalidSpec naming %q", c, want)
+	}
+	if s := e.stream("poacher"); s != nil {
+		t.Fatalf("a stream capturing another team's subjects was created: %v", s.Config.Subjects)
 	}
 }

@@ -189,10 +189,10 @@ func (p *Process) openStores(ctx context.Context) error {
 // leader or standby, so status readers can tell live clusters from gone
 // ones. It carries the cluster's labels and render settings.
 func (p *Process) heartbeat(ctx context.Context) {
-	settings := p.cfg.Loop.Cluster
+	settings, tenancy := p.cfg.Loop.Cluster, p.cfg.Loop.Tenancy
 	err := p.statuses.RunHeartbeat(ctx, status.HeartbeatOptions{
 		Heartbeat: status.Heartbeat{Cluster: p.cfg.cluster(), Labels: p.cfg.Loop.ClusterLabels,
-			Controller: p.cfg.Holder, Settings: &settings},
+			Controller: p.cfg.Holder, Settings: &settings, Tenancy: &tenancy},
 		Interval: p.cfg.HeartbeatTTL / 3, TTL: p.cfg.HeartbeatTTL,
 		OnError: func(err error) { zerolog.Ctx(ctx).Warn().Err(err).Msg("heartbeat failed") },
 	})

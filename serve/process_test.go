@@ -104,7 +104,7 @@ func (f *fixture) publish(name, image string) {
 	f.t.Helper()
 	c := api.Component{APIVersion: api.APIVersion, Kind: api.Kind,
 		Metadata: api.Metadata{Name: name, Namespace: f.ns},
-		Spec:     api.Spec{Image: image, Jobs: api.Jobs{Subjects: []string{"jobs." + f.ns + "." + name}}}}
+		Spec:     api.Spec{Image: image, Jobs: api.Jobs{Subjects: []string{f.ns + "." + name}}}}
 	b, err := api.Canonical(c)
 	if err != nil {
 		f.t.Fatal(err)

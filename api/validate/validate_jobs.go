@@ -20,8 +20,13 @@ const (
 	MaxAckWait        = 12 * time.Hour
 )
 
+// MaxSubjects bounds spec.jobs.subjects and spec.jobs.publish: overlap
+// is checked pairwise, and a component needs a handful.
+const MaxSubjects = 256
+
 func validateJobs(j api.Jobs, path *field.Path) field.ErrorList {
 	errs := validateSubjects(j.Subjects, path.Child("subjects"))
+	errs = append(errs, validatePublish(j.Publish, path.Child("publish"))...)
 	errs = append(errs, validateStream(j.Stream, path.Child("stream"))...)
 	errs = append(errs, validateConsumer(j.Consumer, path.Child("consumer"))...)
 	return errs
@@ -33,6 +38,9 @@ func validateJobs(j api.Jobs, path *field.Path) field.ErrorList {
 func validateSubjects(subjects []string, path *field.Path) field.ErrorList {
 	if len(subjects) == 0 {
 		return field.ErrorList{field.Required(path, "at least one NATS subject such as jobs.extract.>")}
+	}
+	if len(subjects) > MaxSubjects {
+		return field.ErrorList{field.TooMany(path, len(subjects), MaxSubjects)}
 	}
 	var errs field.ErrorList
 	var valid []int
@@ -46,6 +54,28 @@ func validateSubjects(subjects []string, path *field.Path) field.ErrorList {
 			errs = append(errs, overlaps(subjects, valid, i, path)...)
 			valid = append(valid, i)
 		}
+	}
+	return errs
+}
+
+// validatePublish checks the subjects a worker may publish: the grammar of
+// job subjects (wildcards allowed, nothing reserved), no duplicates.
+func validatePublish(subjects []string, path *field.Path) field.ErrorList {
+	if len(subjects) > MaxSubjects {
+		return field.ErrorList{field.TooMany(path, len(subjects), MaxSubjects)}
+	}
+	var errs field.ErrorList
+	seen := make(map[string]bool, len(subjects))
+	for i, s := range subjects {
+		switch p := subjectProblem(s); {
+		case s == "":
+			errs = append(errs, field.Required(path.Index(i), "a NATS subject"))
+		case p != "":
+			errs = append(errs, field.Invalid(path.Index(i), s, p))
+		case seen[s]:
+			errs = append(errs, field.Duplicate(path.Index(i), s))
+		}
+		seen[s] = true
 	}
 	return errs
 }

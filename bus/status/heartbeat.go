@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/render"
@@ -32,6 +33,9 @@ type Heartbeat struct {
 	// Settings are the controller's render settings, nil from controllers
 	// that predate them.
 	Settings *render.Cluster `json:"settings,omitempty"`
+	// Tenancy is which subjects each namespace may use in this cluster
+	// (nil from controllers that predate it).
+	Tenancy *validate.Tenancy `json:"tenancy,omitempty"`
 }
 
 // TTL is how long the heartbeat counts as live after it was written.

@@ -168,6 +168,6 @@ metadata:
 spec:
   image: %s
   jobs:
-    subjects: ["jobs.%s.>"]
-`, name, namespace, image, name)
+    subjects: ["%s.%s.>"]
+`, name, namespace, image, namespace, name)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/render"
@@ -21,25 +22,36 @@ func (f *clusterFlag) addFlag(fs *pflag.FlagSet) {
 	cli.BindEnv(fs, "cluster", "TINYCTL_CLUSTER")
 }
 
-// settings returns the render settings to use: the defaults, or the named
-// cluster's as its live heartbeat carries them.
-func (f *clusterFlag) settings(ctx context.Context, o *options) (render.Cluster, error) {
+// clusterView is what commands need to know about the target cluster:
+// how it renders, and which subjects each namespace may use there.
+type clusterView struct {
+	render  render.Cluster
+	tenancy validate.Tenancy
+}
+
+// view returns the defaults, or the named cluster's settings as its live
+// heartbeat carries them.
+func (f *clusterFlag) view(ctx context.Context, o *options) (clusterView, error) {
 	if f.name == "" {
-		return render.DefaultCluster(), nil
+		return clusterView{render: render.DefaultCluster()}, nil
 	}
 	s, err := o.open(ctx, "", false)
 	if err != nil {
-		return render.Cluster{}, err
+		return clusterView{}, err
 	}
 	defer s.Close()
 	hb, err := s.Cluster(ctx, f.name)
 	switch {
 	case errors.Is(err, client.ErrNotFound):
-		return render.Cluster{}, fmt.Errorf("cluster %q has no live heartbeat: is its controller running? (tinyctl status -A lists the clusters that report)", f.name)
+		return clusterView{}, fmt.Errorf("cluster %q has no live heartbeat: is its controller running? (tinyctl status -A lists the clusters that report)", f.name)
 	case err != nil:
-		return render.Cluster{}, err
+		return clusterView{}, err
 	case hb.Settings == nil:
-		return render.Cluster{}, fmt.Errorf("cluster %q: its controller does not report its settings (upgrade it)", f.name)
+		return clusterView{}, fmt.Errorf("cluster %q: its controller does not report its settings (upgrade it)", f.name)
 	}
-	return hb.Settings.WithDefaults(), nil
+	v := clusterView{render: hb.Settings.WithDefaults()}
+	if hb.Tenancy != nil {
+		v.tenancy = *hb.Tenancy
+	}
+	return v, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/internal/manifest"
 	"github.com/tinyctl/tinyctl/internal/preview"
+	"github.com/tinyctl/tinyctl/render"
 )
 
 // Values of --dry-run.
@@ -61,19 +62,23 @@ func (a *applyOptions) run(cmd *cobra.Command, o *options) error {
 	default:
 		return usageError{fmt.Errorf("--dry-run must be %q, %q or %q, not %q", dryRunNone, dryRunClient, dryRunServer, a.dryRun)}
 	}
-	comps, err := a.files.load(cmd, o, "published")
+	ctx, cancel := o.withTimeout(cmd.Context())
+	defer cancel()
+	view, err := a.cluster.view(ctx, o)
 	if err != nil {
 		return err
 	}
-	opts := client.PublishOptions{DryRun: a.dryRun != dryRunNone}
+	comps, err := a.files.load(cmd, o, "published", view.tenancy)
+	if err != nil {
+		return err
+	}
+	opts := client.PublishOptions{DryRun: a.dryRun != dryRunNone, Tenancy: view.tenancy}
 	if cmd.Flags().Changed("if-revision") {
 		if len(comps) != 1 {
 			return usageError{fmt.Errorf("--if-revision applies to one component, not %d", len(comps))}
 		}
 		opts.IfRevision = &a.ifRevision
 	}
-	ctx, cancel := o.withTimeout(cmd.Context())
-	defer cancel()
 	pv, err := a.preview(o)
 	if err != nil {
 		return err
@@ -85,7 +90,7 @@ func (a *applyOptions) run(cmd *cobra.Command, o *options) error {
 	}
 	defer s.Close()
 	for _, c := range comps {
-		if err := a.publishOne(ctx, o, s.Client, pv, c, opts); err != nil {
+		if err := a.publishOne(ctx, o, s.Client, pv, c, opts, view.render); err != nil {
 			return err
 		}
 	}
@@ -106,7 +111,7 @@ func (a *applyOptions) preview(o *options) (*preview.Preview, error) {
 
 // publishOne publishes c (or decides what publishing would do) and prints
 // the outcome, then the server dry-run of its objects when asked.
-func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Client, pv *preview.Preview, c manifest.Component, opts client.PublishOptions) error {
+func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Client, pv *preview.Preview, c manifest.Component, opts client.PublishOptions, settings render.Cluster) error {
 	res, err := s.Publish(ctx, c.Component, opts)
 	if err != nil {
 		return err
@@ -126,11 +131,6 @@ func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Cli
 	}
 	fmt.Fprintf(o.out, "component/%s %s (server dry run)\n", res.Key, action)
 	p := o.progress("dry-running component " + c.Key + " on the API server")
-	settings, err := a.cluster.settings(ctx, o)
-	if err != nil {
-		p.Stop()
-		return err
-	}
 	results, err := pv.DryRunComponent(ctx, c.Component, res.Revision, settings)
 	p.Stop()
 	for _, r := range results {

@@ -53,7 +53,13 @@ error (invalid component, API server unreachable or refusing an object).`,
 
 // diffRun prints the diffs and reports whether there were any.
 func diffRun(cmd *cobra.Command, o *options, files *fileFlags, kube *cli.KubeFlags, cluster *clusterFlag) (bool, error) {
-	comps, err := files.load(cmd, o, "compared")
+	ctx, cancel := o.withTimeout(cmd.Context())
+	defer cancel()
+	view, err := cluster.view(ctx, o)
+	if err != nil {
+		return false, err
+	}
+	comps, err := files.load(cmd, o, "compared", view.tenancy)
 	if err != nil {
 		return false, err
 	}
@@ -65,17 +71,11 @@ func diffRun(cmd *cobra.Command, o *options, files *fileFlags, kube *cli.KubeFla
 	if err != nil {
 		return false, err
 	}
-	ctx, cancel := o.withTimeout(cmd.Context())
-	defer cancel()
-	settings, err := cluster.settings(ctx, o)
-	if err != nil {
-		return false, err
-	}
 	found := false
 	var errs []error
 	for _, c := range comps {
 		p := o.progress("comparing component " + c.Key + " with the cluster")
-		results, err := pv.DiffComponent(ctx, c.Component, settings)
+		results, err := pv.DiffComponent(ctx, c.Component, view.render)
 		p.Stop()
 		for _, r := range results {
 			found = printDiff(o, r) || found

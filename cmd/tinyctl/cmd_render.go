@@ -41,19 +41,19 @@ func renderRun(cmd *cobra.Command, o *options, files *fileFlags, output string, 
 	if err != nil {
 		return err
 	}
-	comps, err := files.load(cmd, o, "rendered")
+	ctx, cancel := o.withTimeout(cmd.Context())
+	defer cancel()
+	view, err := cluster.view(ctx, o)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := o.withTimeout(cmd.Context())
-	defer cancel()
-	settings, err := cluster.settings(ctx, o)
+	comps, err := files.load(cmd, o, "rendered", view.tenancy)
 	if err != nil {
 		return err
 	}
 	items := make([]cli.Rendered, 0, len(comps))
 	for _, c := range comps {
-		objs, err := render.Render(c.Component, 0, settings)
+		objs, err := render.Render(c.Component, 0, view.render)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/lease"
 	"github.com/tinyctl/tinyctl/bus/status"
@@ -27,6 +28,7 @@ type serveFlags struct {
 	embedded               bool
 	embeddedStore          string
 	embeddedPort, embedMon int
+	subjectPrefixes        []string
 }
 
 func newServeCmd(o *options) *cobra.Command {
@@ -64,6 +66,9 @@ func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
 	bind("create-namespaces", "TINYCTL_CREATE_NAMESPACES")
 	fs.StringVar(&c.StatusBucket, "status-bucket", status.DefaultBucket, "JetStream KV bucket for status records")
 	bind("status-bucket", "TINYCTL_STATUS_BUCKET")
+	fs.StringArrayVar(&f.subjectPrefixes, "subject-prefixes", nil,
+		`subjects a namespace's components may use instead of "<namespace>.>": namespace=pattern[,pattern...], repeatable; "off" lets every namespace use every subject`)
+	bind("subject-prefixes", "TINYCTL_SUBJECT_PREFIXES")
 	f.addRenderFlags(fs)
 	f.addProcessFlags(fs)
 }
@@ -126,6 +131,9 @@ func (f *serveFlags) run(cmd *cobra.Command, o *options) error {
 	cfg := f.cfg
 	cfg.Kubeconfig, cfg.KubeContext = f.kube.Kubeconfig, f.kube.Context
 	cfg.Loop.ClusterLabels = f.clusterLabels
+	if cfg.Loop.Tenancy, err = validate.ParseTenancy(f.subjectPrefixes); err != nil {
+		return usageError{fmt.Errorf("--subject-prefixes: %w", err)}
+	}
 	cfg.Loop.Cluster.NATS.PodLabels = f.natsPodLabels
 	cfg.SpecBucket = o.nats.Bucket
 	if f.embedded {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/internal/manifest"
 )
 
@@ -24,9 +25,10 @@ func (f *fileFlags) addFlags(fs *pflag.FlagSet) {
 
 // load reads and validates every document. It prints warnings, and when
 // any document is invalid prints every problem and returns an error saying
-// nothing was done (verb: "published", "rendered", ...). -n, when given,
+// nothing was done (verb: "published", "rendered", ...). Subjects are
+// scoped by tenancy. -n, when given,
 // fills in documents without a namespace and must match the others.
-func (f *fileFlags) load(cmd *cobra.Command, o *options, verb string) ([]manifest.Component, error) {
+func (f *fileFlags) load(cmd *cobra.Command, o *options, verb string, tenancy validate.Tenancy) ([]manifest.Component, error) {
 	if len(f.paths) == 0 {
 		return nil, usageError{errors.New("give at least one -f FILE, DIR or - (stdin)")}
 	}
@@ -34,7 +36,7 @@ func (f *fileFlags) load(cmd *cobra.Command, o *options, verb string) ([]manifes
 	if err != nil {
 		return nil, err
 	}
-	var opts manifest.Options
+	opts := manifest.Options{Tenancy: tenancy}
 	if cmd.Flags().Changed("namespace") {
 		opts.Namespace = o.namespace
 	}

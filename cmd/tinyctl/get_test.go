@@ -12,7 +12,7 @@ import (
 // documentedJSON is the stored form of the minimal component, exactly as
 // docs/component.md shows it (unwrapped).
 const documentedJSON = `{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"extractor","namespace":"workers"},` +
-	`"spec":{"image":"registry.example.com/acme/extractor:1.4.2","jobs":{"subjects":["jobs.extract.>"],` +
+	`"spec":{"image":"registry.example.com/acme/extractor:1.4.2","jobs":{"subjects":["workers.extract.>"],` +
 	`"stream":{"replicas":1,"storage":"file","maxAge":"24h","duplicateWindow":"2m"},` +
 	`"consumer":{"ackWait":"30s","maxDeliver":5,"maxAckPending":1000}},"replicas":1,"egress":"none",` +
 	`"deletion":{"stream":"Retain"}}}`
@@ -23,7 +23,7 @@ func TestRawKVPutShowsLikeAnApply(t *testing.T) {
 	ctx := context.Background()
 
 	// One bucket gets the component from tinyctl apply...
-	doc := strings.Replace(component("workers", "extractor", "registry.example.com/acme/extractor:1.4.2"), "jobs.extractor.>", "jobs.extract.>", 1)
+	doc := strings.Replace(component("workers", "extractor", "registry.example.com/acme/extractor:1.4.2"), "workers.extractor.>", "workers.extract.>", 1)
 	f := u.file("extractor.yaml", doc)
 	u.must("apply", "-f", f, "--bucket", "applied")
 	stored, err := u.specs("applied").Get(ctx, "workers.extractor")
@@ -71,7 +71,7 @@ func TestGetShowsOneComponent(t *testing.T) {
 	u.must("apply", "-f", f)
 
 	yml := u.must("get", "resizer", "-n", "media").stdout
-	for _, want := range []string{"apiVersion: tinyctl.io/v1alpha1\nkind: Component\nmetadata:\n  name: resizer\n  namespace: media\nspec:\n  image: acme/resizer:1.0.0\n", "    subjects:\n    - jobs.resizer.>\n", "  - name: VERBOSE\n    value: \"yes\"\n"} {
+	for _, want := range []string{"apiVersion: tinyctl.io/v1alpha1\nkind: Component\nmetadata:\n  name: resizer\n  namespace: media\nspec:\n  image: acme/resizer:1.0.0\n", "    subjects:\n    - media.resizer.>\n", "  - name: VERBOSE\n    value: \"yes\"\n"} {
 		if !strings.Contains(yml, want) {
 			t.Errorf("get -o yaml lacks %q:\n%s", want, yml)
 		}

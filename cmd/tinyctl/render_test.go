@@ -37,7 +37,7 @@ func TestRenderPrintsObjectsAndJetStreamConfigsOffline(t *testing.T) {
 	if err := yaml.UnmarshalStrict([]byte(docs[0]), &d); err != nil || d.Name != "resizer" || d.Spec.Template.Spec.Containers[0].Image != "acme/resizer:1.0.0" {
 		t.Errorf("Deployment document does not read back (%v):\n%s", err, docs[0])
 	}
-	if !strings.Contains(docs[3], "retention: workqueue\n") || !strings.Contains(docs[3], "- jobs.resizer.>\n") {
+	if !strings.Contains(docs[3], "retention: workqueue\n") || !strings.Contains(docs[3], "- media.resizer.>\n") {
 		t.Errorf("stream document:\n%s", docs[3])
 	}
 

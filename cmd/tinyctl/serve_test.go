@@ -89,7 +89,7 @@ func TestARawKVPutIsReconciledExactlyLikeAnApply(t *testing.T) {
 
 	// A script publishes the documented JSON with plain nats.go...
 	raw := strings.NewReplacer(`"name":"extractor","namespace":"workers"`, `"name":"viaraw","namespace":"`+ns+`"`,
-		"jobs.extract.>", "jobs.viaraw.>").Replace(documentedJSON)
+		"workers.extract.>", ns+".viaraw.>").Replace(documentedJSON)
 	js, err := jetstream.New(u.nats.Connect(t))
 	if err != nil {
 		t.Fatal(err)

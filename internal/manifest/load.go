@@ -78,10 +78,14 @@ type Options struct {
 	// document that names another namespace is a problem (kubectl's rule
 	// for -n).
 	Namespace string
+	// Tenancy says which subjects each namespace may use (the zero value:
+	// only those under its own name).
+	Tenancy validate.Tenancy
 }
 
 // Load decodes every document of srcs (api.DecodeAll), defaults and
-// validates it (api.Normalize) and collects api.Warnings. Two documents
+// validates it with its subjects scoped by opts.Tenancy (validate.Check) and
+// collects validate.Warnings. Two documents
 // naming the same component are a problem too. When any problem is found
 // the Set holds all of them and no components.
 func Load(srcs []Source, opts Options) Set {
@@ -148,7 +152,7 @@ func normalize(c api.Component, at Problem, opts Options) (Component, []Problem)
 			return Component{}, []Problem{at.with(fe.Field, fe.ErrorBody())}
 		}
 	}
-	n, err := validate.Normalize(c)
+	n, err := validate.Check(c, opts.Tenancy)
 	if err != nil {
 		return Component{}, validationProblems(err, at)
 	}

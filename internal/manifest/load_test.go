@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/internal/manifest"
 )
 
@@ -14,7 +15,7 @@ kind: Component
 metadata: {name: resizer, namespace: media}
 spec:
   image: acme/resizer:1.0.0
-  jobs: {subjects: [jobs.resize.>]}
+  jobs: {subjects: [media.resize.>]}
 `
 
 func problems(set manifest.Set) []string {
@@ -107,7 +108,10 @@ func TestLoadNamespaceOption(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			set := manifest.Load([]manifest.Source{{Name: "a.yaml", Data: []byte(tt.src)}}, manifest.Options{Namespace: tt.ns})
+			// Subjects are not this test's business: the document moves
+			// between namespaces.
+			opts := manifest.Options{Namespace: tt.ns, Tenancy: validate.Tenancy{Off: true}}
+			set := manifest.Load([]manifest.Source{{Name: "a.yaml", Data: []byte(tt.src)}}, opts)
 			if tt.wantProblem != "" {
 				if diff := cmp.Diff([]string{tt.wantProblem}, problems(set)); diff != "" {
 					t.Errorf("problems (-want +got):\n%s", diff)
@@ -118,6 +122,19 @@ func TestLoadNamespaceOption(t *testing.T) {
 				t.Errorf("components %+v problems %v, want key %s", set.Components, set.Problems, tt.wantKey)
 			}
 		})
+	}
+}
+
+func TestLoadScopesSubjectsToTheNamespace(t *testing.T) {
+	foreign := strings.Replace(valid, "media.resize.>", "billing.invoices.>", 1)
+	set := manifest.Load([]manifest.Source{{Name: "a.yaml", Data: []byte(foreign)}}, manifest.Options{})
+	want := []string{`a.yaml: document 1 (line 1): spec.jobs.subjects[0]: Forbidden: "billing.invoices.>" is outside the subjects namespace media may use (media.>)`}
+	if diff := cmp.Diff(want, problems(set)); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	opts := manifest.Options{Tenancy: validate.Tenancy{Prefixes: map[string][]string{"media": {"billing.invoices.>"}}}}
+	if set := manifest.Load([]manifest.Source{{Name: "a.yaml", Data: []byte(foreign)}}, opts); len(set.Problems) != 0 {
+		t.Errorf("a cluster that lets media use billing.invoices.> refused it: %v", set.Problems)
 	}
 }
 
