@@ -13,23 +13,19 @@ func DefaultBuckets() Buckets {
 		Heartbeats: "tinyctl-heartbeats", Leases: "tinyctl-leases"}
 }
 
-// WorkerInboxPrefix is the inbox prefix of the worker of consumer: its
-// credentials may receive only under it.
-func WorkerInboxPrefix(consumer string) string { return "_INBOX_" + consumer }
-
 // Worker may fetch from, ack on and read its component's consumer on
-// stream, read the stream, receive on its own inbox and publish the
-// subjects its component declares. Nothing else: not another consumer,
-// not the buckets, not the JetStream API that creates or deletes.
-func Worker(stream, consumer string, publish []string) Permissions {
+// stream, read the stream, receive under its own inbox prefix (which its
+// client must use) and publish the subjects its component declares.
+// Nothing else: not another consumer, not the buckets, not the JetStream
+// API that creates or deletes.
+func Worker(stream, consumer, inbox string, publish []string) Permissions {
 	pub := []string{
 		"$JS.API.CONSUMER.MSG.NEXT." + stream + "." + consumer,
 		"$JS.API.CONSUMER.INFO." + stream + "." + consumer,
 		"$JS.API.STREAM.INFO." + stream,
 		"$JS.ACK." + stream + "." + consumer + ".>",
 	}
-	prefix := WorkerInboxPrefix(consumer)
-	return Permissions{Publish: append(pub, publish...), Subscribe: []string{prefix + ".>"}, InboxPrefix: prefix}
+	return Permissions{Publish: append(pub, publish...), Subscribe: []string{inbox + ".>"}, InboxPrefix: inbox}
 }
 
 // Publisher may write the spec bucket (put, delete, purge, history,

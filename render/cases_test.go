@@ -33,6 +33,16 @@ func withCredentials() render.Cluster {
 	return cl
 }
 
+// withMintedCredentials is a cluster whose controller mints credentials per
+// component, with a broker that speaks mutual TLS and no collector.
+func withMintedCredentials() render.Cluster {
+	cl := testCluster()
+	cl.NATS.CredentialsSecret = render.PerComponent
+	cl.NATS.WorkerTLS = render.WorkerTLS{CA: true, ClientCert: true}
+	cl.Collector.Endpoint = "-"
+	return cl
+}
+
 func component(name string, spec api.Spec) api.Component {
 	if spec.Image == "" {
 		spec.Image = "registry.example.com/acme/" + name + ":1.0.0"
@@ -89,6 +99,7 @@ func renderCases() []renderCase {
 		{"egress-cluster", component("fetcher", api.Spec{Egress: api.Egress{Mode: api.EgressCluster}}), testCluster()},
 		{"egress-internet", component("notifier", api.Spec{Egress: api.Egress{Mode: api.EgressInternet}}), testCluster()},
 		{"egress-allow", allow, testCluster()},
+		{"minted-credentials", component("minted", api.Spec{Jobs: api.Jobs{Publish: []string{"jobs.minted.done"}}}), withMintedCredentials()},
 	}
 }
 

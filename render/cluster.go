@@ -83,13 +83,38 @@ type NATS struct {
 	// Account is the NATS account that holds the streams, as KEDA names it.
 	Account string
 	// CredentialsSecret names a Secret in the component's namespace holding
-	// NATS client credentials. Empty means none is mounted.
+	// the worker's NATS credentials, mounted read-only at CredentialsDir:
+	// empty mounts none; PerComponent mounts the component's own Secret
+	// (CredentialsSecretName), which the controller mints; any other name
+	// is one Secret every component shares.
 	CredentialsSecret string
 	// CredentialsKey is the key of that Secret holding the credentials
 	// file; the worker finds it at CredentialsDir/CredentialsKey, named by
 	// the NATS_CREDS environment variable.
 	CredentialsKey string
+	// WorkerTLS says which TLS files the credentials Secret also holds:
+	// the CA of the broker's certificate, and a client certificate for
+	// mutual TLS.
+	WorkerTLS WorkerTLS
 }
+
+// PerComponent, as NATS.CredentialsSecret, gives each component a Secret of
+// its own with credentials minted for it alone.
+const PerComponent = "*"
+
+// WorkerTLS lists the TLS files a worker is given, at CredentialsDir under
+// the keys TLSCAKey, TLSCertKey and TLSKeyKey.
+type WorkerTLS struct {
+	CA         bool
+	ClientCert bool
+}
+
+// Keys of the TLS files in the credentials Secret.
+const (
+	TLSCAKey   = "ca.crt"
+	TLSCertKey = "tls.crt"
+	TLSKeyKey  = "tls.key"
+)
 
 // DNS selects the cluster DNS pods. Workers may reach them on port 53, UDP
 // and TCP, and nothing else in their namespace.

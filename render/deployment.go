@@ -35,12 +35,12 @@ func deployment(c api.Component, cl Cluster, m meta) (*appsv1.Deployment, error)
 	md := c.Metadata
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: m.objectMeta(reloadAnnotation(cl)),
+		ObjectMeta: m.objectMeta(reloadAnnotation(c, cl)),
 		Spec: appsv1.DeploymentSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(md.Namespace, md.Name)},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: objectLabels(md.Namespace, md.Name, md.Labels)},
-				Spec:       podSpec(ctr, cl),
+				Spec:       podSpec(ctr, cl.RunAsUser, credentialsSecret(c, cl)),
 			},
 		},
 	}
@@ -59,16 +59,25 @@ func replicas(r *int32) int32 {
 	return *r
 }
 
-func reloadAnnotation(cl Cluster) map[string]string {
-	if cl.NATS.CredentialsSecret == "" {
+func reloadAnnotation(c api.Component, cl Cluster) map[string]string {
+	s := credentialsSecret(c, cl)
+	if s == "" {
 		return nil
 	}
-	return map[string]string{AnnotationReloadSecret: cl.NATS.CredentialsSecret}
+	return map[string]string{AnnotationReloadSecret: s}
 }
 
-// podSpec is the restricted-Pod-Security pod around the worker container.
-func podSpec(ctr corev1.Container, cl Cluster) corev1.PodSpec {
-	uid := cl.RunAsUser
+// credentialsSecret is the Secret mounted into c's workers, or "".
+func credentialsSecret(c api.Component, cl Cluster) string {
+	if cl.NATS.CredentialsSecret == PerComponent {
+		return CredentialsSecretName(c.Metadata.Name)
+	}
+	return cl.NATS.CredentialsSecret
+}
+
+// podSpec is the restricted-Pod-Security pod around the worker container,
+// with the credentials Secret creds mounted when it is not "".
+func podSpec(ctr corev1.Container, uid int64, creds string) corev1.PodSpec {
 	ps := corev1.PodSpec{
 		AutomountServiceAccountToken: ptr.To(false),
 		EnableServiceLinks:           ptr.To(false),
@@ -85,7 +94,7 @@ func podSpec(ctr corev1.Container, cl Cluster) corev1.PodSpec {
 			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}},
 		}},
 	}
-	if s := cl.NATS.CredentialsSecret; s != "" {
+	if s := creds; s != "" {
 		ps.Volumes = append(ps.Volumes, corev1.Volume{
 			Name: credsVolume,
 			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
@@ -120,7 +129,7 @@ func container(c api.Component, cl Cluster) (corev1.Container, error) {
 		},
 		VolumeMounts: []corev1.VolumeMount{{Name: tmpVolume, MountPath: "/tmp"}},
 	}
-	if cl.NATS.CredentialsSecret != "" {
+	if credentialsSecret(c, cl) != "" {
 		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{
 			Name: credsVolume, MountPath: CredentialsDir, ReadOnly: true,
 		})
@@ -131,15 +140,7 @@ func container(c api.Component, cl Cluster) (corev1.Container, error) {
 // containerEnv is tinyctl's variables followed by the user's. A user
 // variable may not reuse a name: server-side apply refuses duplicate keys.
 func containerEnv(c api.Component, cl Cluster) ([]corev1.EnvVar, error) {
-	md := c.Metadata
-	env := []corev1.EnvVar{
-		{Name: workerenv.NATSURL, Value: cl.NATS.URL},
-		{Name: workerenv.Stream, Value: StreamName(md.Namespace, md.Name)},
-		{Name: workerenv.Consumer, Value: ConsumerName(md.Namespace, md.Name)},
-	}
-	if cl.NATS.CredentialsSecret != "" {
-		env = append(env, corev1.EnvVar{Name: workerenv.NATSCreds, Value: path.Join(CredentialsDir, cl.NATS.CredentialsKey)})
-	}
+	env := append(natsEnv(c, cl), telemetryEnv(c, cl)...)
 	seen := make(map[string]bool, len(env)+len(c.Spec.Env))
 	for _, e := range env {
 		seen[e.Name] = true
@@ -152,6 +153,43 @@ func containerEnv(c api.Component, cl Cluster) ([]corev1.EnvVar, error) {
 		env = append(env, corev1.EnvVar{Name: e.Name, Value: e.Value})
 	}
 	return env, nil
+}
+
+// natsEnv tells the worker where NATS is, which consumer to bind and which
+// credentials and TLS files to use.
+func natsEnv(c api.Component, cl Cluster) []corev1.EnvVar {
+	md := c.Metadata
+	env := []corev1.EnvVar{
+		{Name: workerenv.NATSURL, Value: cl.NATS.URL},
+		{Name: workerenv.Stream, Value: StreamName(md.Namespace, md.Name)},
+		{Name: workerenv.Consumer, Value: ConsumerName(md.Namespace, md.Name)},
+	}
+	if credentialsSecret(c, cl) == "" {
+		return env
+	}
+	file := func(name, key string) corev1.EnvVar { return corev1.EnvVar{Name: name, Value: path.Join(CredentialsDir, key)} }
+	env = append(env, file(workerenv.NATSCreds, cl.NATS.CredentialsKey))
+	if cl.NATS.CredentialsSecret == PerComponent {
+		env = append(env, corev1.EnvVar{Name: workerenv.InboxPrefix, Value: InboxPrefix(md.Namespace, md.Name)})
+	}
+	if cl.NATS.WorkerTLS.CA {
+		env = append(env, file(workerenv.NATSCA, TLSCAKey))
+	}
+	if cl.NATS.WorkerTLS.ClientCert {
+		env = append(env, file(workerenv.NATSCert, TLSCertKey), file(workerenv.NATSKey, TLSKeyKey))
+	}
+	return env
+}
+
+// telemetryEnv tells the worker where the trace collector is and its name.
+func telemetryEnv(c api.Component, cl Cluster) []corev1.EnvVar {
+	if cl.Collector.Endpoint == "-" {
+		return nil
+	}
+	return []corev1.EnvVar{
+		{Name: workerenv.OTLPEndpoint, Value: cl.Collector.Endpoint},
+		{Name: workerenv.ServiceName, Value: c.Metadata.Name},
+	}
 }
 
 func resources(r *api.Resources) (corev1.ResourceRequirements, error) {

@@ -124,10 +124,45 @@ func TestWorkerEnvironment(t *testing.T) {
 		{Name: workerenv.NATSURL, Value: render.DefaultNATSURL},
 		{Name: workerenv.Stream, Value: "tinyctl_workers_extractor"},
 		{Name: workerenv.Consumer, Value: "tinyctl_workers_extractor_worker"},
+		{Name: workerenv.OTLPEndpoint, Value: render.DefaultCollectorEndpoint},
+		{Name: workerenv.ServiceName, Value: "extractor"},
 		{Name: "LOG_LEVEL", Value: "debug"},
 	}
 	if diff := cmp.Diff(want, objs.Deployment.Spec.Template.Spec.Containers[0].Env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
+	}
+}
+
+// TestMintedCredentialsAreTheComponentsOwn checks that with per-component
+// credentials each Deployment mounts its own Secret and is told its
+// credentials, inbox prefix and TLS files, and nothing of the collector
+// when there is none.
+func TestMintedCredentialsAreTheComponentsOwn(t *testing.T) {
+	cl := testCluster()
+	cl.NATS.CredentialsSecret = render.PerComponent
+	cl.NATS.WorkerTLS.CA = true
+	cl.Collector.Endpoint = "-"
+	for _, name := range []string{"alpha", "beta"} {
+		objs, err := render.Render(defaults.Apply(component(name, api.Spec{})), 1, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod := objs.Deployment.Spec.Template.Spec
+		vols := pod.Volumes
+		if len(vols) != 2 || vols[1].Secret == nil || vols[1].Secret.SecretName != name+"-nats" {
+			t.Fatalf("%s volumes %+v, want its own Secret %s-nats", name, vols, name)
+		}
+		want := []corev1.EnvVar{
+			{Name: workerenv.NATSURL, Value: render.DefaultNATSURL},
+			{Name: workerenv.Stream, Value: "tinyctl_workers_" + name},
+			{Name: workerenv.Consumer, Value: "tinyctl_workers_" + name + "_worker"},
+			{Name: workerenv.NATSCreds, Value: render.CredentialsDir + "/nats.creds"},
+			{Name: workerenv.InboxPrefix, Value: "_INBOX_tinyctl_workers_" + name + "_worker"},
+			{Name: workerenv.NATSCA, Value: render.CredentialsDir + "/ca.crt"},
+		}
+		if diff := cmp.Diff(want, pod.Containers[0].Env); diff != "" {
+			t.Errorf("%s env (-want +got):\n%s", name, diff)
+		}
 	}
 }
 

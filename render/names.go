@@ -60,6 +60,17 @@ func ConsumerName(namespace, name string) string {
 	return "tinyctl_" + namespace + "_" + name + "_worker"
 }
 
+// CredentialsSecretName returns the Secret that holds the NATS credentials
+// minted for component namespace/name (with NATS.CredentialsSecret set to
+// PerComponent), in its namespace.
+func CredentialsSecretName(name string) string { return name + "-nats" }
+
+// InboxPrefix returns the inbox prefix the worker of component
+// namespace/name must use: its minted credentials let it receive replies
+// only under this prefix (identity.Worker), so it cannot read another
+// party's replies.
+func InboxPrefix(namespace, name string) string { return "_INBOX_" + ConsumerName(namespace, name) }
+
 // ComponentLabelValue returns the value of LabelComponent for component
 // namespace/name: "<namespace>.<name>", the component's key in the spec
 // bucket. A label value holds at most 63 characters, so when the key is

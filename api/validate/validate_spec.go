@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -46,7 +47,8 @@ func validateEnv(env []api.EnvVar, path *field.Path) field.ErrorList {
 			errs = append(errs, field.Required(p, "an environment variable name"))
 		case workerenv.Reserved(e.Name):
 			errs = append(errs, field.Forbidden(p, fmt.Sprintf(
-				"%s is set by tinyctl (reserved: %s, %s and every %s* name)", e.Name, workerenv.NATSURL, workerenv.NATSCreds, workerenv.ReservedPrefix)))
+				"%s is set by tinyctl (reserved: %s and every %s* name)", e.Name,
+				strings.Join(workerenv.ReservedNames(), ", "), workerenv.ReservedPrefix)))
 		case seen[e.Name]:
 			errs = append(errs, field.Duplicate(p, e.Name))
 		default:

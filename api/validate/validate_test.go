@@ -208,7 +208,7 @@ spec:
 	wantMsg := `invalid component (5 problems):
 * metadata.name: Invalid value: "Extractor": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')
 * spec.image: Invalid value: "acme/extractor": pin a tag or digest, e.g. worker:1.2.3 or worker@sha256:<64 hex digits>
-* spec.env[0].name: Forbidden: NATS_URL is set by tinyctl (reserved: NATS_URL, NATS_CREDS and every TINYCTL_* name)
+* spec.env[0].name: Forbidden: NATS_URL is set by tinyctl (reserved: NATS_URL, NATS_CREDS, NATS_CA, NATS_CERT, NATS_KEY, OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME and every TINYCTL_* name)
 * spec.jobs.subjects[1]: Invalid value: ">": the first token must be literal: a subject that starts with a wildcard would capture other components' jobs
 * spec.egress: Unsupported value: "everywhere": supported values: "none", "cluster", "internet", "{allow: [...]}"`
 	if err == nil || err.Error() != wantMsg {
