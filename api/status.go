@@ -63,6 +63,15 @@ type Child struct {
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
 	Hash      string `json:"hash,omitempty"`
+	// Expires is when what the child holds stops working: the worker
+	// credentials in a Secret the controller minted (zero otherwise).
+	Expires time.Time `json:"expires,omitzero"`
+}
+
+// Same reports whether c and o name the same object in the same state.
+func (c Child) Same(o Child) bool {
+	return c.Kind == o.Kind && c.Namespace == o.Namespace && c.Name == o.Name && c.Hash == o.Hash &&
+		c.Expires.Equal(o.Expires)
 }
 
 // Kinds of the JetStream children in Status.Children.
@@ -104,5 +113,5 @@ func (s Status) SameAs(o Status) bool {
 			return x.Type == y.Type && x.Status == y.Status && x.Reason == y.Reason &&
 				x.Message == y.Message && x.LastTransitionTime.Equal(y.LastTransitionTime)
 		}) &&
-		slices.Equal(s.Children, o.Children)
+		slices.EqualFunc(s.Children, o.Children, Child.Same)
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/tinyctl/tinyctl/api/decode"
 	"github.com/tinyctl/tinyctl/api/validate"
@@ -46,11 +47,17 @@ func PlanRemoval(e kv.Entry) Removal {
 	objs, policy, err := children(e)
 	if err != nil {
 		r.Problem = err
-		r.Objects = []string{"Deployment/" + ns + "/" + name, "NetworkPolicy/" + ns + "/" + name, "ScaledObject/" + ns + "/" + name + " (if any)"}
+		r.Objects = withSecret([]string{"ScaledObject/" + ns + "/" + name + " (if any)", "Deployment/" + ns + "/" + name, "NetworkPolicy/" + ns + "/" + name}, ns, name)
 		return r
 	}
-	r.Objects, r.StreamPolicy = objs, policy
+	r.Objects, r.StreamPolicy = withSecret(objs, ns, name), policy
 	return r
+}
+
+// withSecret adds the credentials Secret a controller that mints them
+// removes last.
+func withSecret(objs []string, ns, name string) []string {
+	return append(objs, "Secret/"+ns+"/"+render.CredentialsSecretName(name)+" (if the cluster mints credentials)")
 }
 
 // children renders the stored value and names its Kubernetes objects.
@@ -71,8 +78,9 @@ func children(e kv.Entry) ([]string, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	// The controller removes them in the reverse of apply order.
 	out := make([]string, 0, len(kids))
-	for _, k := range kids {
+	for _, k := range slices.Backward(kids) {
 		out = append(out, k.GetKind()+"/"+k.GetNamespace()+"/"+k.GetName())
 	}
 	return out, c.Spec.Deletion.Stream, nil

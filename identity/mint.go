@@ -61,11 +61,32 @@ type Creds struct {
 // signed by the signing key, valid from now until now+ttl (ttl 0: no
 // expiry). It returns the credentials file content.
 func (s *Signer) Mint(name string, perms Permissions, now time.Time, ttl time.Duration) (Creds, error) {
-	user, err := nkeys.CreateUser()
+	u, err := s.mint(name, perms, now, ttl)
 	if err != nil {
-		return Creds{}, fmt.Errorf("identity: user key: %w", err)
+		return Creds{}, err
 	}
-	pub, _ := user.PublicKey()
+	seed, _ := u.key.Seed()
+	file, err := jwt.FormatUserConfig(u.jwt, seed)
+	if err != nil {
+		return Creds{}, fmt.Errorf("identity: creds of user %s: %w", name, err)
+	}
+	pub, _ := u.key.PublicKey()
+	return Creds{File: file, User: pub, Expires: u.expires}, nil
+}
+
+// user is a minted user: its key, its signed JWT and when it expires.
+type user struct {
+	key     nkeys.KeyPair
+	jwt     string
+	expires time.Time
+}
+
+func (s *Signer) mint(name string, perms Permissions, now time.Time, ttl time.Duration) (user, error) {
+	key, err := nkeys.CreateUser()
+	if err != nil {
+		return user{}, fmt.Errorf("identity: user key: %w", err)
+	}
+	pub, _ := key.PublicKey()
 	uc := jwt.NewUserClaims(pub)
 	uc.Name = name
 	uc.IssuerAccount = s.account
@@ -86,12 +107,7 @@ func (s *Signer) Mint(name string, perms Permissions, now time.Time, ttl time.Du
 	}
 	token, err := uc.Encode(s.key)
 	if err != nil {
-		return Creds{}, fmt.Errorf("identity: sign user %s: %w", name, err)
+		return user{}, fmt.Errorf("identity: sign user %s: %w", name, err)
 	}
-	seed, _ := user.Seed()
-	file, err := jwt.FormatUserConfig(token, seed)
-	if err != nil {
-		return Creds{}, fmt.Errorf("identity: creds of user %s: %w", name, err)
-	}
-	return Creds{File: file, User: pub, Expires: expires}, nil
+	return user{key: key, jwt: token, expires: expires}, nil
 }

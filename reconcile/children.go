@@ -28,13 +28,20 @@ type childKind struct {
 	optional bool
 }
 
+// secretKind is the credentials Secret: a child the loop deletes by name,
+// never lists (the controller may not read Secrets it did not make).
+var secretKind = childKind{gvk: schema.GroupVersionKind{Version: "v1", Kind: "Secret"}}
+
+// childKinds are the listed children in removal order, the reverse of
+// apply order: the ScaledObject stops scaling, the workers go, and only
+// then does their NetworkPolicy.
 var childKinds = []childKind{
+	{schema.GroupVersionKind{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"},
+		schema.GroupVersionResource{Group: "keda.sh", Version: "v1alpha1", Resource: "scaledobjects"}, true},
 	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"},
 		schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, false},
 	{schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"},
 		schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}, false},
-	{schema.GroupVersionKind{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"},
-		schema.GroupVersionResource{Group: "keda.sh", Version: "v1alpha1", Resource: "scaledobjects"}, true},
 }
 
 // child identifies one live object owned by a component.

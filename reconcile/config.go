@@ -17,6 +17,9 @@ const (
 	DefaultCoalesce      = 50 * time.Millisecond
 	DefaultCoalesceMax   = time.Second
 	DefaultShutdownGrace = 10 * time.Second
+	// DefaultCredentialsTTL is how long minted worker credentials live;
+	// they are minted again when less than half of it is left.
+	DefaultCredentialsTTL = time.Hour
 )
 
 // Config tunes a Controller. Zero fields take the defaults above.
@@ -37,6 +40,11 @@ type Config struct {
 	// Tenancy scopes the subjects each namespace's components may bind and
 	// publish (the zero value: only those under the namespace's name).
 	Tenancy validate.Tenancy
+	// CredentialsTTL is how long the worker credentials the Minter mints
+	// live (see Deps.Minter).
+	CredentialsTTL time.Duration
+	// WorkerTLS are the TLS files workers get with their credentials.
+	WorkerTLS TLSFiles
 	// Recheck is how often waiting components, streams deleted out of band
 	// and orphans are checked.
 	Recheck time.Duration
@@ -63,6 +71,7 @@ func (c Config) WithDefaults() Config {
 	c.Coalesce = positive(c.Coalesce, DefaultCoalesce)
 	c.CoalesceMax = positive(c.CoalesceMax, DefaultCoalesceMax)
 	c.ShutdownGrace = positive(c.ShutdownGrace, DefaultShutdownGrace)
+	c.CredentialsTTL = positive(c.CredentialsTTL, DefaultCredentialsTTL)
 	return c
 }
 
@@ -73,8 +82,8 @@ func positive[T int | time.Duration](v, def T) T {
 	return v
 }
 
-// identity is how placement sees this cluster.
-type identity struct {
+// clusterID is how placement sees this cluster.
+type clusterID struct {
 	name   string
 	labels map[string]string
 }

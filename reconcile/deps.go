@@ -102,6 +102,10 @@ type Deps struct {
 	Discovery discovery.DiscoveryInterface
 	// Fence guards every write (nil: writes are not fenced).
 	Fence Fence
+	// Minter, when not nil, mints each component's worker credentials
+	// (Config.CredentialsTTL); the cluster must render with
+	// NATS.CredentialsSecret set to render.PerComponent.
+	Minter Minter
 	// Clock times coalescing, rechecks and condition transitions (nil:
 	// the real clock).
 	Clock clock.WithTicker

@@ -55,6 +55,7 @@ type env struct {
 	ns       string
 	cfg      reconcile.Config
 	obs      reconcile.Observer
+	minter   reconcile.Minter
 	ctrl     *reconcile.Controller
 	stop     context.CancelFunc
 	done     chan error
@@ -102,6 +103,7 @@ func (e *env) start() {
 		e.t.Fatal(err)
 	}
 	deps.Observer = e.obs
+	deps.Minter = e.minter
 	e.ctrl = reconcile.New(e.cfg, deps)
 	ctx, cancel := context.WithCancel(context.Background())
 	ctx = zerolog.New(zerolog.NewTestWriter(e.t)).Level(logLevel()).WithContext(ctx)

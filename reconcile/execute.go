@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rs/zerolog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,11 +62,15 @@ func (c *Controller) gather(ctx context.Context, key string) (input, bool, error
 		}
 		e.deleteStream = lastPutDeletesStream(hist)
 	}
-	in := input{key: key, entry: e, settings: c.cfg.Cluster,
-		cluster: identity{name: c.cfg.Cluster.Name, labels: c.cfg.ClusterLabels},
+	in := input{key: key, entry: e, settings: c.cfg.Cluster, now: c.clock.Now(),
+		minting: c.deps.Minter != nil, ttl: c.cfg.CredentialsTTL, tls: c.cfg.WorkerTLS,
+		cluster: clusterID{name: c.cfg.Cluster.Name, labels: c.cfg.ClusterLabels},
 		policy:  namespacePolicy{allowed: c.cfg.Namespaces, create: c.cfg.CreateNamespaces, tenancy: c.cfg.Tenancy}}
 	if ns, name, err := api.ParseKey(key); err == nil {
 		in.live = c.children.of(ns, name)
+	}
+	if prev, ok := c.status.get(key); ok {
+		in.prev = &prev
 	}
 	return in, true, nil
 }
@@ -87,7 +92,17 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 	if err := c.ensureStream(ctx, p.objs); err != nil {
 		return nil, err
 	}
+	var creds []api.Child
+	if p.creds != nil {
+		secret, err := c.ensureCredentials(ctx, p.namespace, p.objs.Deployment.Name, p.creds)
+		if err != nil {
+			return nil, err
+		}
+		creds = append(creds, secret)
+		c.scheduleRotation(p.key, secret.Expires)
+	}
 	kids, err := c.applyChildren(ctx, p)
+	kids = append(creds, kids...)
 	if apierrors.IsNotFound(err) {
 		c.namespaces.remove(p.namespace) // the namespace went away: check it again next time
 	}
@@ -204,6 +219,9 @@ func (c *Controller) remove(ctx context.Context, p plan) error {
 	if err := c.deleteChildren(ctx, p.prune); err != nil {
 		return err
 	}
+	if err := c.deleteSecret(ctx, p); err != nil {
+		return err
+	}
 	if p.deleteStream != "" {
 		err := c.fenced(ctx, func(ctx context.Context) error {
 			act, err := c.deps.Streams.Delete(ctx, p.deleteStream)
@@ -231,7 +249,30 @@ func (c *Controller) unplace(ctx context.Context, p plan) error {
 	if err := c.deleteChildren(ctx, p.prune); err != nil {
 		return err
 	}
+	if err := c.deleteSecret(ctx, p); err != nil {
+		return err
+	}
 	return c.removeStatus(ctx, p.key)
+}
+
+// deleteSecret deletes the component's credentials Secret, if it has one
+// and it still carries the component's label.
+func (c *Controller) deleteSecret(ctx context.Context, p plan) error {
+	ns, name, err := api.ParseKey(p.key)
+	if p.deleteSecret == "" || err != nil {
+		return nil
+	}
+	return c.deleteChildren(ctx, []child{{kind: secretKind, namespace: ns, name: p.deleteSecret,
+		component: render.ComponentLabelValue(ns, name)}})
+}
+
+// scheduleRotation looks at key again when its credentials are due to be
+// minted again.
+func (c *Controller) scheduleRotation(key string, expires time.Time) {
+	if expires.IsZero() {
+		return
+	}
+	c.queue.AddAfter(key, max(expires.Add(-c.cfg.CredentialsTTL/2).Sub(c.clock.Now()), 0))
 }
 
 // deleteChildren deletes each child, only if it still carries its

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/tinyctl/tinyctl/api/decode"
 	"github.com/tinyctl/tinyctl/api/defaults"
@@ -25,11 +26,20 @@ import (
 type input struct {
 	key      string
 	entry    specEntry
-	cluster  identity
+	cluster  clusterID
 	policy   namespacePolicy
 	settings render.Cluster
 	// live are the component's children in this cluster.
 	live []child
+	// prev is the last status this cluster recorded for the key (nil:
+	// none); now is the time the plan is made at.
+	prev *api.Status
+	now  time.Time
+	// minting says the controller mints worker credentials, for ttl, and
+	// hands workers the TLS files tls.
+	minting bool
+	ttl     time.Duration
+	tls     TLSFiles
 }
 
 // planKind says what a plan does.
@@ -68,13 +78,18 @@ type plan struct {
 	prune []child
 	// deleteStream names the stream to delete ("" keeps it).
 	deleteStream string
+	// creds are the worker's credentials to ensure (planApply, minting).
+	creds *credsPlan
+	// deleteSecret names the credentials Secret to delete ("" when there is
+	// none).
+	deleteSecret string
 	// err says why a planInvalid revision cannot be applied.
 	err error
 }
 
 // decide turns in into a plan. It reads nothing and writes nothing.
 func decide(in input) plan {
-	p := plan{key: in.key, rev: in.entry.rev}
+	p := plan{key: in.key, rev: in.entry.rev, deleteSecret: secretOf(in)}
 	if in.entry.deleted {
 		p.kind, p.prune = planRemove, in.live
 		if in.entry.deleteStream {
@@ -102,8 +117,25 @@ func decide(in input) plan {
 		return p
 	}
 	p.kind, p.objs, p.namespace = planApply, objs, comp.Metadata.Namespace
-	p.prune = unwanted(in.live, p.desired)
+	p.prune, p.deleteSecret = unwanted(in.live, p.desired), ""
+	if in.minting {
+		p.creds = planCredentials(comp, in.prev, in.tls, in.ttl, in.now)
+	}
 	return p
+}
+
+// secretOf names the credentials Secret a removal must delete: the one the
+// last status recorded, or the one minting would have made.
+func secretOf(in input) string {
+	if in.prev != nil {
+		if s, ok := in.prev.ChildOfKind(kindSecret); ok {
+			return s.Name
+		}
+	}
+	if _, name, err := api.ParseKey(in.key); err == nil && in.minting {
+		return render.CredentialsSecretName(name)
+	}
+	return ""
 }
 
 // component decodes, defaults and validates a stored value (its subjects

@@ -54,13 +54,13 @@ func liveChild(kind int, ns, name string) child {
 }
 
 const (
-	deploymentKind = iota
+	scaledObjectKind = iota
+	deploymentKind
 	networkPolicyKind
-	scaledObjectKind
 )
 
 func TestDecide(t *testing.T) {
-	east := identity{name: "east", labels: map[string]string{"env": "prod"}}
+	east := clusterID{name: "east", labels: map[string]string{"env": "prod"}}
 	all := namespacePolicy{}
 	dep, np, so := liveChild(deploymentKind, "media", "resizer"), liveChild(networkPolicyKind, "media", "resizer"),
 		liveChild(scaledObjectKind, "media", "resizer")
@@ -77,19 +77,19 @@ func TestDecide(t *testing.T) {
 	}{
 		{name: "new component applies its children",
 			entry: specEntry{rev: 3, value: spec(t, "media", "resizer")}, policy: all,
-			wantKind: planApply, wantDesired: []string{"Deployment", "NetworkPolicy"}},
+			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment"}},
 		{name: "a scaled component adds its ScaledObject",
 			entry: specEntry{rev: 3, value: spec(t, "media", "resizer", scaled)}, policy: all,
-			wantKind: planApply, wantDesired: []string{"Deployment", "NetworkPolicy", "ScaledObject"}},
+			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment", "ScaledObject"}},
 		{name: "scaling removed prunes the ScaledObject only",
 			entry: specEntry{rev: 4, value: spec(t, "media", "resizer")}, policy: all, live: []child{dep, np, so},
-			wantKind: planApply, wantDesired: []string{"Deployment", "NetworkPolicy"}, wantPrune: []child{so}},
+			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment"}, wantPrune: []child{so}},
 		{name: "placed by name on this cluster",
 			entry: specEntry{rev: 1, value: spec(t, "media", "resizer", placedOn("east", "west"))}, policy: all,
-			wantKind: planApply, wantDesired: []string{"Deployment", "NetworkPolicy"}},
+			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment"}},
 		{name: "placed by label on this cluster",
 			entry: specEntry{rev: 1, value: spec(t, "media", "resizer", selecting(map[string]string{"env": "prod"}))}, policy: all,
-			wantKind: planApply, wantDesired: []string{"Deployment", "NetworkPolicy"}},
+			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment"}},
 		{name: "placed elsewhere by name unplaces, keeping the stream",
 			entry: specEntry{rev: 5, value: spec(t, "media", "resizer", placedOn("west"), deleteStream)}, policy: all,
 			live: []child{dep, np}, wantKind: planUnplace, wantPrune: []child{dep, np}},
@@ -107,7 +107,7 @@ func TestDecide(t *testing.T) {
 			live: []child{dep}, wantKind: planInvalid, wantReason: ReasonNamespaceNotAllowed},
 		{name: "a namespace on the allow-list applies",
 			entry: specEntry{rev: 1, value: spec(t, "media", "resizer")}, policy: namespacePolicy{allowed: []string{"jobs", "media"}},
-			wantKind: planApply, wantDesired: []string{"Deployment", "NetworkPolicy"}},
+			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment"}},
 		{name: "an invalid spec stalls and touches nothing",
 			entry:  specEntry{rev: 2, value: []byte(`{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"resizer","namespace":"media"},"spec":{"image":"x"}}`)},
 			policy: all, live: []child{dep}, wantKind: planInvalid, wantReason: ReasonInvalidSpec},

@@ -167,7 +167,9 @@ func natsEnv(c api.Component, cl Cluster) []corev1.EnvVar {
 	if credentialsSecret(c, cl) == "" {
 		return env
 	}
-	file := func(name, key string) corev1.EnvVar { return corev1.EnvVar{Name: name, Value: path.Join(CredentialsDir, key)} }
+	file := func(name, key string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, Value: path.Join(CredentialsDir, key)}
+	}
 	env = append(env, file(workerenv.NATSCreds, cl.NATS.CredentialsKey))
 	if cl.NATS.CredentialsSecret == PerComponent {
 		env = append(env, corev1.EnvVar{Name: workerenv.InboxPrefix, Value: InboxPrefix(md.Namespace, md.Name)})

@@ -86,7 +86,7 @@ func TestAPIServerAcceptsRenderedObjects(t *testing.T) {
 // PodSecurity warnings.
 func TestUnhardenedPodIsReported(t *testing.T) {
 	ns := kube.RestrictedNamespace(t)
-	dep := renderIn(t, renderCases()[0], ns)[0]
+	dep := renderIn(t, renderCases()[0], ns)[1] // NetworkPolicy, Deployment
 	pod := []string{"spec", "template", "spec"}
 	unstructured.RemoveNestedField(dep.Object, append(pod, "securityContext", "runAsNonRoot")...)
 	ctrs, _, _ := unstructured.NestedSlice(dep.Object, append(pod, "containers")...)

@@ -70,13 +70,15 @@ func invalid(c api.Component, part string, err error) error {
 }
 
 // Children returns the Kubernetes objects of o as unstructured objects ready
-// for server-side apply, in the order they should be applied: Deployment,
-// NetworkPolicy, then the ScaledObject when there is one. The empty status
+// for server-side apply, in the order they must be applied: the
+// NetworkPolicy first, so that no worker pod runs before its egress is
+// confined (the loop stops at the first failed apply), then the
+// Deployment, then the ScaledObject when there is one. The empty status
 // of typed objects is left out, as an apply configuration does. It fails
 // only if an object cannot be converted, which Render never produces.
 func (o Objects) Children() ([]*unstructured.Unstructured, error) {
 	out := make([]*unstructured.Unstructured, 0, 3)
-	for _, obj := range []runtime.Object{o.Deployment, o.NetworkPolicy} {
+	for _, obj := range []runtime.Object{o.NetworkPolicy, o.Deployment} {
 		u, err := toUnstructured(obj)
 		if err != nil {
 			return nil, err

@@ -115,5 +115,8 @@ func (p *Process) controller(l *lease.Lease) (*reconcile.Controller, error) {
 		return nil, err
 	}
 	deps.Fence, deps.Observer = l.Fence(), p.metrics
+	if p.signer != nil {
+		deps.Minter = p.signer
+	}
 	return reconcile.New(p.cfg.Loop, deps), nil
 }

@@ -50,6 +50,25 @@ type Config struct {
 	// HeartbeatTTL is how long the cluster's heartbeat lives without renewal
 	// (default 30s); status readers call a cluster stale after it.
 	HeartbeatTTL time.Duration
+	// Identity, when set, turns on per-component identities: the
+	// controller connects as a user it mints itself and mints each worker
+	// its own credentials (docs/security.md).
+	Identity *Identity
+	// WorkerTLS names the TLS files workers get with their credentials.
+	WorkerTLS WorkerTLSFiles
+}
+
+// Identity is what the controller needs to mint users of its account: the
+// account's public key and a file holding one of its signing keys' seed.
+type Identity struct {
+	Account        string
+	SigningKeyFile string
+}
+
+// WorkerTLSFiles are paths of the CA, and the client certificate and key
+// for mutual TLS, that workers get to reach the broker ("" for none).
+type WorkerTLSFiles struct {
+	CA, Cert, Key string
 }
 
 // WithDefaults returns c with every zero field set to its default.

@@ -16,6 +16,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/bus/streams"
+	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/reconcile"
 )
 
@@ -34,18 +35,24 @@ type Process struct {
 	leases   *lease.Store
 	streams  *streams.Manager
 
+	signer *identity.Signer // nil: no per-component identities
+
 	loop      atomic.Pointer[reconcile.Controller]
 	leader    atomic.Bool
 	connected atomic.Bool
 }
 
-// New checks cfg, loads the Kubernetes client configuration and binds the
-// metrics and health addresses (so Addrs is known before Run, even for
-// port 0). It fails on configuration that cannot work. Run releases what
-// New took; a Process that is never run must be Closed.
+// New checks cfg, loads the Kubernetes client configuration, the signing
+// key and the TLS files, and binds the metrics and health addresses (so
+// Addrs is known before Run, even for port 0). It fails on configuration
+// that cannot work. Run releases what New took; a Process that is never
+// run must be Closed.
 func New(cfg Config) (*Process, error) {
 	cfg = cfg.WithDefaults()
 	p := &Process{cfg: cfg, done: make(chan struct{})}
+	if err := p.loadIdentity(); err != nil {
+		return nil, err
+	}
 	p.metrics = newMetrics(p.loopView, p.latestRevision)
 	var err error
 	if p.kube, err = kubeConfig(cfg.Kubeconfig, cfg.KubeContext, cfg.Holder); err != nil {
@@ -144,6 +151,10 @@ func (p *Process) connect(ctx context.Context) (stop func(), err error) {
 	}
 	if natsCfg.Name == "" {
 		natsCfg.Name = "tinyctl-serve/" + p.cfg.Holder
+	}
+	if p.signer != nil {
+		name := identity.Name("controller", p.cfg.cluster(), p.cfg.Holder)
+		natsCfg.Options = append(natsCfg.Options, p.signer.UserOption(name, identity.Controller(p.buckets()), controllerCredsTTL))
 	}
 	p.conn, err = bus.Connect(ctx, natsCfg, func(sc bus.StateChange) {
 		up := sc.State == bus.StateConnected || sc.State == bus.StateReconnected

@@ -14,7 +14,7 @@ import (
 func inNamespace(ns string, subjects, publish []string) api.Component {
 	return defaults.Apply(api.Component{APIVersion: api.APIVersion, Kind: api.Kind,
 		Metadata: api.Metadata{Name: "w", Namespace: ns},
-		Spec: api.Spec{Image: "acme/w:1", Jobs: api.Jobs{Subjects: subjects, Publish: publish}}})
+		Spec:     api.Spec{Image: "acme/w:1", Jobs: api.Jobs{Subjects: subjects, Publish: publish}}})
 }
 
 func TestTenancyScopesSubjectsToTheNamespace(t *testing.T) {

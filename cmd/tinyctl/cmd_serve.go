@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -29,6 +30,7 @@ type serveFlags struct {
 	embeddedStore          string
 	embeddedPort, embedMon int
 	subjectPrefixes        []string
+	identity               serve.Identity
 }
 
 func newServeCmd(o *options) *cobra.Command {
@@ -70,6 +72,7 @@ func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
 		`subjects a namespace's components may use instead of "<namespace>.>": namespace=pattern[,pattern...], repeatable; "off" lets every namespace use every subject`)
 	bind("subject-prefixes", "TINYCTL_SUBJECT_PREFIXES")
 	f.addRenderFlags(fs)
+	f.addIdentityFlags(fs)
 	f.addProcessFlags(fs)
 }
 
@@ -89,6 +92,26 @@ func (f *serveFlags) addRenderFlags(fs *pflag.FlagSet) {
 	bind("keda-account", "TINYCTL_KEDA_ACCOUNT")
 	fs.StringVar(&n.CredentialsSecret, "credentials-secret", "", "Secret (in each component's namespace) with NATS credentials to mount into workers")
 	bind("credentials-secret", "TINYCTL_CREDENTIALS_SECRET")
+}
+
+// addIdentityFlags turn on per-component identities and the workers' TLS.
+func (f *serveFlags) addIdentityFlags(fs *pflag.FlagSet) {
+	bind := func(name, env string) { cli.BindEnv(fs, name, env) }
+	fs.StringVar(&f.identity.SigningKeyFile, "nats-account-signing-key-file", "",
+		"file holding a signing key seed (SA...) of the NATS account: the controller then connects as a user it mints and gives each worker credentials of its own")
+	bind("nats-account-signing-key-file", "TINYCTL_NATS_ACCOUNT_SIGNING_KEY_FILE")
+	fs.StringVar(&f.identity.Account, "nats-account", "", "public key (A...) of the NATS account the signing key signs for; also what KEDA reads")
+	bind("nats-account", "TINYCTL_NATS_ACCOUNT")
+	fs.DurationVar(&f.cfg.Loop.CredentialsTTL, "worker-credentials-ttl", reconcile.DefaultCredentialsTTL,
+		"how long minted worker credentials live; they are minted again at half of it, and a deleted component's stop working within it")
+	bind("worker-credentials-ttl", "TINYCTL_WORKER_CREDENTIALS_TTL")
+	tls := &f.cfg.WorkerTLS
+	fs.StringVar(&tls.CA, "worker-tls-ca-file", "", "CA of the broker's certificate, given to workers (NATS_CA)")
+	bind("worker-tls-ca-file", "TINYCTL_WORKER_TLS_CA_FILE")
+	fs.StringVar(&tls.Cert, "worker-tls-cert-file", "", "client certificate given to workers for mutual TLS (NATS_CERT)")
+	bind("worker-tls-cert-file", "TINYCTL_WORKER_TLS_CERT_FILE")
+	fs.StringVar(&tls.Key, "worker-tls-key-file", "", "key of --worker-tls-cert-file (NATS_KEY)")
+	bind("worker-tls-key-file", "TINYCTL_WORKER_TLS_KEY_FILE")
 }
 
 // addProcessFlags tune the process itself.
@@ -133,6 +156,13 @@ func (f *serveFlags) run(cmd *cobra.Command, o *options) error {
 	cfg.Loop.ClusterLabels = f.clusterLabels
 	if cfg.Loop.Tenancy, err = validate.ParseTenancy(f.subjectPrefixes); err != nil {
 		return usageError{fmt.Errorf("--subject-prefixes: %w", err)}
+	}
+	if f.identity.SigningKeyFile != "" || f.identity.Account != "" {
+		if f.identity.SigningKeyFile == "" || f.identity.Account == "" {
+			return usageError{errors.New("--nats-account-signing-key-file and --nats-account go together")}
+		}
+		id := f.identity
+		cfg.Identity = &id
 	}
 	cfg.Loop.Cluster.NATS.PodLabels = f.natsPodLabels
 	cfg.SpecBucket = o.nats.Bucket

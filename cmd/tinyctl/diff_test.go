@@ -118,7 +118,7 @@ func TestDiffErrorsExitAboveOne(t *testing.T) {
 		{"invalid component", []string{"diff", "-f", bad}, exitDiffError, "Error: 1 problem in 1 document; nothing was compared\n"},
 		{"unknown kube context", []string{"diff", "-f", good, "--context", "nope"}, exitDiffError, `Error: kubeconfig: context "nope" does not exist`},
 		{"namespace missing in the cluster", []string{"diff", "-f", missing}, exitDiffError,
-			`Error: component no-such-ns.resizer: Deployment/no-such-ns/resizer dry-run failed: namespaces "no-such-ns" not found`},
+			`Error: component no-such-ns.resizer: NetworkPolicy/no-such-ns/resizer dry-run failed: namespaces "no-such-ns" not found`},
 		{"no -f", []string{"diff"}, exitUsage, "Error: give at least one -f FILE, DIR or - (stdin)\n"},
 	}
 	for _, tt := range tests {

@@ -19,8 +19,8 @@ func TestRenderPrintsObjectsAndJetStreamConfigsOffline(t *testing.T) {
 	out := u.must("render", "-f", f).stdout
 	docs := strings.Split(out, "---\n")[1:]
 	headers := []string{
-		"# component media.resizer: Deployment\n",
 		"# component media.resizer: NetworkPolicy\n",
+		"# component media.resizer: Deployment\n",
 		"# component media.resizer: ScaledObject\n",
 		"# component media.resizer: JetStream stream tinyctl_media_resizer (JetStream API JSON, not a Kubernetes object; the controller creates it)\n",
 		"# component media.resizer: JetStream consumer tinyctl_media_resizer_worker (JetStream API JSON, not a Kubernetes object; the controller creates it)\n",
@@ -34,8 +34,8 @@ func TestRenderPrintsObjectsAndJetStreamConfigsOffline(t *testing.T) {
 		}
 	}
 	var d appsv1.Deployment
-	if err := yaml.UnmarshalStrict([]byte(docs[0]), &d); err != nil || d.Name != "resizer" || d.Spec.Template.Spec.Containers[0].Image != "acme/resizer:1.0.0" {
-		t.Errorf("Deployment document does not read back (%v):\n%s", err, docs[0])
+	if err := yaml.UnmarshalStrict([]byte(docs[1]), &d); err != nil || d.Name != "resizer" || d.Spec.Template.Spec.Containers[0].Image != "acme/resizer:1.0.0" {
+		t.Errorf("Deployment document does not read back (%v):\n%s", err, docs[1])
 	}
 	if !strings.Contains(docs[3], "retention: workqueue\n") || !strings.Contains(docs[3], "- media.resizer.>\n") {
 		t.Errorf("stream document:\n%s", docs[3])
