@@ -130,8 +130,9 @@ func compilePeer(p networkingv1.NetworkPolicyPeer) (peer, error) {
 	return c, nil
 }
 
-// compileIPBlock parses cidr and except. Like the API server it accepts a
-// CIDR with host bits set and reads it as its network.
+// compileIPBlock parses cidr and except. A CIDR with host bits set, which
+// the API server refuses today but stored in older versions, is read as its
+// network, as those versions did.
 func compileIPBlock(b networkingv1.IPBlock) (*ipBlock, error) {
 	cidr, err := netip.ParsePrefix(b.CIDR)
 	if err != nil {
