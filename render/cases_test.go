@@ -43,6 +43,25 @@ func withMintedCredentials() render.Cluster {
 	return cl
 }
 
+// networkCluster is a dual-stack cluster that tells render its pod and
+// service ranges and runs NodeLocal DNSCache on its usual address.
+func networkCluster() render.Cluster {
+	cl := testCluster()
+	cl.Network = render.Network{
+		PodCIDRs:     []string{"10.244.0.0/16", "fd00:10:244::/56"},
+		ServiceCIDRs: []string{"10.96.0.0/12", "fd00:10:96::/112"},
+	}
+	cl.DNS.NodeLocalIP = "169.254.20.10"
+	return cl
+}
+
+// withoutCollector is a cluster whose workers export no telemetry.
+func withoutCollector() render.Cluster {
+	cl := networkCluster()
+	cl.Collector.Endpoint = "-"
+	return cl
+}
+
 func component(name string, spec api.Spec) api.Component {
 	if spec.Image == "" {
 		spec.Image = "registry.example.com/acme/" + name + ":1.0.0"
@@ -100,6 +119,8 @@ func renderCases() []renderCase {
 		{"egress-internet", component("notifier", api.Spec{Egress: api.Egress{Mode: api.EgressInternet}}), testCluster()},
 		{"egress-allow", allow, testCluster()},
 		{"minted-credentials", component("minted", api.Spec{Jobs: api.Jobs{Publish: []string{"jobs.minted.done"}}}), withMintedCredentials()},
+		{"egress-internet-dual-stack", component("publisher", api.Spec{Egress: api.Egress{Mode: api.EgressInternet}}), networkCluster()},
+		{"no-collector", component("offline", api.Spec{Egress: api.Egress{Mode: api.EgressInternet}}), withoutCollector()},
 	}
 }
 

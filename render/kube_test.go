@@ -14,6 +14,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/deploy"
 	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/render"
 )
 
 // kube is the real kube-apiserver shared by this package's tests.
@@ -78,6 +79,34 @@ func TestAPIServerAcceptsRenderedObjects(t *testing.T) {
 				t.Errorf("PodSecurity warnings: %q", w)
 			}
 		})
+	}
+}
+
+// TestAPIServerKeepsEveryPosture applies the NetworkPolicy of every egress
+// posture, for a dual-stack cluster with NodeLocal DNSCache and with or
+// without a collector: the API server accepts it without a warning and
+// stores the spec as rendered, so what the posture tests evaluate is what
+// the cluster enforces, and comparing desired and live finds no drift.
+func TestAPIServerKeepsEveryPosture(t *testing.T) {
+	ns := kube.Namespace(t, nil)
+	for _, tc := range postureCases() {
+		for name, endpoint := range map[string]string{"collector": render.DefaultCollectorEndpoint, "no collector": "-"} {
+			tc.cluster.Collector.Endpoint = endpoint
+			t.Run(tc.name+" with "+name, func(t *testing.T) {
+				np := renderIn(t, tc, ns)[0] // render.Children puts the NetworkPolicy first
+				dc, warnings := kube.Dynamic(t)
+				live, err := applyChild(t, dc, np, true)
+				if err != nil {
+					t.Fatalf("apply NetworkPolicy: %v", err)
+				}
+				if w := warnings.All(); len(w) > 0 {
+					t.Errorf("warnings: %q", w)
+				}
+				if diff := cmp.Diff(np.Object["spec"], live.Object["spec"]); diff != "" {
+					t.Errorf("NetworkPolicy spec changed by the API server (-rendered +live):\n%s", diff)
+				}
+			})
+		}
 	}
 }
 

@@ -1,7 +1,10 @@
 package render
 
 import (
+	"errors"
 	"fmt"
+	"net/netip"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -24,10 +27,24 @@ const (
 	anyIPv6 = "::/0"
 )
 
+// Addresses `internet` egress never reaches. 169.254.0.0/16 holds the
+// instance metadata endpoint of the major clouds (169.254.169.254), whose
+// credentials a worker must not borrow; fd00:ec2::254 is AWS's IPv6
+// metadata endpoint; fe80::/10 is IPv6 link-local.
+const (
+	linkLocalIPv4   = "169.254.0.0/16"
+	linkLocalIPv6   = "fe80::/10"
+	awsMetadataIPv6 = "fd00:ec2::254/128"
+)
+
+// noCollector is the Collector.Endpoint that means workers export no
+// telemetry, so no rule allows a collector.
+const noCollector = "-"
+
 // networkPolicy denies every ingress to the worker's pods and allows the
 // egress of the component's posture. Every posture includes the base rules
-// (the NATS broker's client port and cluster DNS), and every rule names its
-// peers: a rule without peers would allow every destination.
+// (NATS, DNS and the collector), and every rule names its peers: a rule
+// without peers would allow every destination.
 func networkPolicy(c api.Component, cl Cluster, m meta) (*networkingv1.NetworkPolicy, error) {
 	egress, err := egressRules(c.Spec.Egress, cl)
 	if err != nil {
@@ -47,7 +64,17 @@ func networkPolicy(c api.Component, cl Cluster, m meta) (*networkingv1.NetworkPo
 }
 
 func egressRules(e api.Egress, cl Cluster) ([]networkingv1.NetworkPolicyEgressRule, error) {
-	rules := []networkingv1.NetworkPolicyEgressRule{natsRule(cl.NATS), dnsRule(cl.DNS)}
+	rules, err := baseRules(cl)
+	if err != nil {
+		return nil, err
+	}
+	// The cluster's ranges are checked whatever the posture, so a bad
+	// setting is reported at once, not when a component first asks for
+	// internet egress.
+	inCluster, err := clusterCIDRs(cl.Network)
+	if err != nil {
+		return nil, err
+	}
 	switch e.Mode {
 	case api.EgressNone, "":
 		return rules, nil
@@ -56,9 +83,7 @@ func egressRules(e api.Egress, cl Cluster) ([]networkingv1.NetworkPolicyEgressRu
 			To: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{}}},
 		}), nil
 	case api.EgressInternet:
-		return append(rules, networkingv1.NetworkPolicyEgressRule{
-			To: []networkingv1.NetworkPolicyPeer{ipBlock(anyIPv4, nil), ipBlock(anyIPv6, nil)},
-		}), nil
+		return append(rules, internetRule(inCluster)), nil
 	case api.EgressAllow:
 		for i, a := range e.Allow {
 			r, err := allowRule(a)
@@ -71,6 +96,27 @@ func egressRules(e api.Egress, cl Cluster) ([]networkingv1.NetworkPolicyEgressRu
 	default:
 		return nil, fmt.Errorf("spec.egress: unknown mode %q", e.Mode)
 	}
+}
+
+// baseRules are the rules of every posture: NATS, cluster DNS, NodeLocal
+// DNSCache when the cluster runs it, and the collector unless there is none.
+func baseRules(cl Cluster) ([]networkingv1.NetworkPolicyEgressRule, error) {
+	rules := []networkingv1.NetworkPolicyEgressRule{natsRule(cl.NATS), dnsRule(cl.DNS)}
+	if ip := cl.DNS.NodeLocalIP; ip != "" {
+		r, err := nodeLocalDNSRule(ip)
+		if err != nil {
+			return nil, fmt.Errorf("cluster dns nodeLocalIP %q: %w", ip, err)
+		}
+		rules = append(rules, r)
+	}
+	if cl.Collector.Endpoint == noCollector {
+		return rules, nil
+	}
+	r, err := collectorRule(cl.Collector)
+	if err != nil {
+		return nil, err
+	}
+	return append(rules, r), nil
 }
 
 // natsRule allows the broker's client port on the broker's pods.
@@ -86,12 +132,116 @@ func natsRule(n NATS) networkingv1.NetworkPolicyEgressRule {
 // is translated to a pod, so selecting the DNS pods covers the DNS Service.
 func dnsRule(d DNS) networkingv1.NetworkPolicyEgressRule {
 	return networkingv1.NetworkPolicyEgressRule{
-		To: []networkingv1.NetworkPolicyPeer{podsIn(d.Namespace, d.PodLabels)},
-		Ports: []networkingv1.NetworkPolicyPort{
-			port(corev1.ProtocolUDP, dnsPort),
-			port(corev1.ProtocolTCP, dnsPort),
-		},
+		To:    []networkingv1.NetworkPolicyPeer{podsIn(d.Namespace, d.PodLabels)},
+		Ports: dnsPorts(),
 	}
+}
+
+// nodeLocalDNSRule allows port 53 on the address NodeLocal DNSCache answers
+// on. That address is on the node, not in a pod, so only an ipBlock names
+// it; it is usually link-local, which `internet` egress excludes, and this
+// rule is what makes it reachable.
+func nodeLocalDNSRule(ip string) (networkingv1.NetworkPolicyEgressRule, error) {
+	a, err := netip.ParseAddr(ip)
+	switch {
+	case err != nil || a.Zone() != "":
+		return networkingv1.NetworkPolicyEgressRule{}, errors.New("invalid IP address")
+	case a.Is4In6():
+		return networkingv1.NetworkPolicyEgressRule{}, errors.New("an IPv4-mapped IPv6 address: write it as IPv4")
+	case a.IsUnspecified():
+		return networkingv1.NetworkPolicyEgressRule{}, errors.New("the unspecified address")
+	}
+	return networkingv1.NetworkPolicyEgressRule{
+		To:    []networkingv1.NetworkPolicyPeer{ipBlock(netip.PrefixFrom(a, a.BitLen()).String(), nil)},
+		Ports: dnsPorts(),
+	}, nil
+}
+
+func dnsPorts() []networkingv1.NetworkPolicyPort {
+	return []networkingv1.NetworkPolicyPort{port(corev1.ProtocolUDP, dnsPort), port(corev1.ProtocolTCP, dnsPort)}
+}
+
+// collectorRule allows the collector's OTLP ports, in ascending order, on
+// the collector's pods.
+func collectorRule(c Collector) (networkingv1.NetworkPolicyEgressRule, error) {
+	for i, p := range c.Ports {
+		if p < 1 || p > 65535 {
+			return networkingv1.NetworkPolicyEgressRule{}, fmt.Errorf("cluster collector ports[%d] %d: want 1-65535", i, p)
+		}
+	}
+	r := networkingv1.NetworkPolicyEgressRule{To: []networkingv1.NetworkPolicyPeer{podsIn(c.Namespace, c.PodLabels)}}
+	for _, p := range slices.Compact(slices.Sorted(slices.Values(c.Ports))) {
+		r.Ports = append(r.Ports, port(corev1.ProtocolTCP, p))
+	}
+	return r, nil
+}
+
+// internetRule allows every address but the link-local and metadata ones
+// and the cluster's own ranges inCluster. Pods and Services are reached by
+// rules that select them, never by address: a worker with `internet`
+// egress may not reach another namespace's pods by IP. Each except list
+// holds only its block's family, as the API requires.
+func internetRule(inCluster []netip.Prefix) networkingv1.NetworkPolicyEgressRule {
+	v4 := []netip.Prefix{netip.MustParsePrefix(linkLocalIPv4)}
+	v6 := []netip.Prefix{netip.MustParsePrefix(linkLocalIPv6), netip.MustParsePrefix(awsMetadataIPv6)}
+	for _, p := range inCluster {
+		if p.Addr().Is4() {
+			v4 = append(v4, p)
+		} else {
+			v6 = append(v6, p)
+		}
+	}
+	return networkingv1.NetworkPolicyEgressRule{
+		To: []networkingv1.NetworkPolicyPeer{ipBlock(anyIPv4, exceptList(v4)), ipBlock(anyIPv6, exceptList(v6))},
+	}
+}
+
+// exceptList returns ps sorted, without duplicates, as strings: the same
+// ranges in any order give the same policy and the same content hash.
+func exceptList(ps []netip.Prefix) []string {
+	ps = slices.Compact(slices.SortedFunc(slices.Values(ps), netip.Prefix.Compare))
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return out
+}
+
+// clusterCIDRs parses the cluster's pod and service ranges, naming the
+// setting of the first one that is not a canonical, proper CIDR.
+func clusterCIDRs(n Network) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range []struct {
+		name  string
+		cidrs []string
+	}{{"podCIDRs", n.PodCIDRs}, {"serviceCIDRs", n.ServiceCIDRs}} {
+		for i, c := range s.cidrs {
+			p, err := clusterCIDR(c)
+			if err != nil {
+				return nil, fmt.Errorf("cluster network %s[%d] %q: %w", s.name, i, c, err)
+			}
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// clusterCIDR parses one range. It must be canonical, as CIDRs in
+// components must be, and narrower than a whole family: an except entry
+// must lie strictly inside 0.0.0.0/0 or ::/0.
+func clusterCIDR(s string) (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(s)
+	switch {
+	case err != nil:
+		return netip.Prefix{}, errors.New("invalid CIDR")
+	case p.Addr().Is4In6():
+		return netip.Prefix{}, errors.New("an IPv4-mapped IPv6 CIDR: write it as IPv4")
+	case p != p.Masked():
+		return netip.Prefix{}, fmt.Errorf("not canonical: write %s", p.Masked())
+	case p.Bits() == 0:
+		return netip.Prefix{}, errors.New("covers every address of its family")
+	}
+	return p, nil
 }
 
 // allowRule is one entry of an allow list: an IP block, or the pods of a

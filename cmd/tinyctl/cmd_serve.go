@@ -25,6 +25,7 @@ type serveFlags struct {
 	cfg                    serve.Config
 	clusterLabels          map[string]string
 	natsPodLabels          map[string]string
+	collectorPodLabels     map[string]string
 	logLevel, logFormat    string
 	embedded               bool
 	embeddedStore          string
@@ -76,7 +77,9 @@ func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
 	f.addProcessFlags(fs)
 }
 
-// addRenderFlags are what workers and KEDA are told about NATS.
+// addRenderFlags are what rendering needs to know about this cluster: what
+// workers and KEDA are told about NATS, where the collector and DNS are, and
+// the cluster's address ranges, which `internet` egress excludes.
 func (f *serveFlags) addRenderFlags(fs *pflag.FlagSet) {
 	n := &f.cfg.Loop.Cluster.NATS
 	bind := func(name, env string) { cli.BindEnv(fs, name, env) }
@@ -92,6 +95,20 @@ func (f *serveFlags) addRenderFlags(fs *pflag.FlagSet) {
 	bind("keda-account", "TINYCTL_KEDA_ACCOUNT")
 	fs.StringVar(&n.CredentialsSecret, "credentials-secret", "", "Secret (in each component's namespace) with NATS credentials to mount into workers")
 	bind("credentials-secret", "TINYCTL_CREDENTIALS_SECRET")
+	col, dflt := &f.cfg.Loop.Cluster.Collector, render.DefaultCluster().Collector
+	fs.StringVar(&col.Endpoint, "collector-endpoint", render.DefaultCollectorEndpoint, `OTLP endpoint of the trace collector; every egress posture allows its pods ("-": no collector)`)
+	bind("collector-endpoint", "TINYCTL_COLLECTOR_ENDPOINT")
+	fs.StringVar(&col.Namespace, "collector-namespace", dflt.Namespace, "namespace of the collector pods workers may reach")
+	bind("collector-namespace", "TINYCTL_COLLECTOR_NAMESPACE")
+	fs.StringToStringVar(&f.collectorPodLabels, "collector-pod-labels", dflt.PodLabels, "labels of the collector pods workers may reach")
+	bind("collector-pod-labels", "TINYCTL_COLLECTOR_POD_LABELS")
+	nw := &f.cfg.Loop.Cluster.Network
+	fs.StringSliceVar(&nw.PodCIDRs, "pod-cidrs", nil, "this cluster's pod address ranges, comma-separated; internet egress excludes them")
+	bind("pod-cidrs", "TINYCTL_POD_CIDRS")
+	fs.StringSliceVar(&nw.ServiceCIDRs, "service-cidrs", nil, "this cluster's Service address ranges, comma-separated; internet egress excludes them")
+	bind("service-cidrs", "TINYCTL_SERVICE_CIDRS")
+	fs.StringVar(&f.cfg.Loop.Cluster.DNS.NodeLocalIP, "dns-node-local-ip", "", "address NodeLocal DNSCache answers on (e.g. 169.254.20.10), which workers may query on port 53; empty when the cluster does not run it")
+	bind("dns-node-local-ip", "TINYCTL_DNS_NODE_LOCAL_IP")
 }
 
 // addIdentityFlags turn on per-component identities and the workers' TLS.
@@ -165,6 +182,7 @@ func (f *serveFlags) run(cmd *cobra.Command, o *options) error {
 		cfg.Identity = &id
 	}
 	cfg.Loop.Cluster.NATS.PodLabels = f.natsPodLabels
+	cfg.Loop.Cluster.Collector.PodLabels = f.collectorPodLabels
 	cfg.SpecBucket = o.nats.Bucket
 	if f.embedded {
 		cfg.Embedded = &bus.EmbeddedConfig{StoreDir: f.embeddedStore, Port: f.embeddedPort, MonitorPort: f.embedMon}

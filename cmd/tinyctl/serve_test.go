@@ -171,6 +171,8 @@ func TestRenderAndDiffUseTheSettingsAClusterReports(t *testing.T) {
 	p := testenv.Serve(u.t, binary,
 		"--nats-url", u.nats.URL(), "--kubeconfig", kube.Kubeconfig, "--namespaces", ns,
 		"--cluster-name", "custom", "--worker-nats-url", "nats://broker.custom.svc:4222",
+		"--pod-cidrs", "10.244.0.0/16", "--service-cidrs", "10.96.0.0/12,fd00:10:96::/112",
+		"--dns-node-local-ip", "169.254.20.10", "--collector-endpoint", "-",
 		"--lease-ttl", "3s", "--log-format", "json")
 	p.WaitReady(u.t, "leader", 30*time.Second)
 	f := u.file("c.yaml", component(ns, "resizer", "acme/resizer:1.0.0"))
@@ -189,6 +191,7 @@ func TestRenderAndDiffUseTheSettingsAClusterReports(t *testing.T) {
 	if got := natsURL(u.must("render", "-f", f, "--cluster", "custom").stdout); !strings.Contains(got, "nats://broker.custom.svc:4222") {
 		t.Errorf("render --cluster custom: NATS_URL line %q, want the controller's --worker-nats-url", got)
 	}
+	checkEgressSettings(t, u, ns)
 	expect(t, u.run("render", "-f", f, "--cluster", "nowhere"), 1, nil,
 		[]string{`Error: cluster "nowhere" has no live heartbeat: is its controller running?`})
 
@@ -206,5 +209,28 @@ func TestRenderAndDiffUseTheSettingsAClusterReports(t *testing.T) {
 	r := u.run("diff", "-f", f, "--kubeconfig", kube.Kubeconfig)
 	if r.code != exitDiffFound || !strings.Contains(r.stdout, "-          value: nats://broker.custom.svc:4222") {
 		t.Errorf("diff with the default settings: exit %d, want %d and the NATS_URL change:\n%s%s", r.code, exitDiffFound, r.stdout, r.stderr)
+	}
+}
+
+// checkEgressSettings renders an internet-egress component with the
+// settings of the controller started above: its address ranges, NodeLocal
+// DNSCache and its lack of a collector reach the NetworkPolicy, which the
+// default settings do not have.
+func checkEgressSettings(t *testing.T, u *user, ns string) {
+	t.Helper()
+	f := u.file("mailer.yaml", component(ns, "mailer", "acme/mailer:1.0.0")+"  egress: internet\n")
+	custom := u.must("render", "-f", f, "--cluster", "custom").stdout
+	defaults := u.must("render", "-f", f).stdout
+	for _, want := range []string{"- 10.244.0.0/16", "- 10.96.0.0/12", "- fd00:10:96::/112", "cidr: 169.254.20.10/32"} {
+		if !strings.Contains(custom, want) {
+			t.Errorf("render --cluster custom lacks %q:\n%s", want, custom)
+		}
+		if strings.Contains(defaults, want) {
+			t.Errorf("render with the default settings has %q", want)
+		}
+	}
+	if strings.Contains(custom, "port: 4317") || !strings.Contains(defaults, "port: 4317") {
+		t.Errorf("collector rule: with --collector-endpoint - %t, by default %t; want false, true",
+			strings.Contains(custom, "port: 4317"), strings.Contains(defaults, "port: 4317"))
 	}
 }
