@@ -1,6 +1,9 @@
 package render
 
-import "cmp"
+import (
+	"cmp"
+	"errors"
+)
 
 // Defaults used by DefaultCluster and filled in by Cluster.WithDefaults.
 // They match the runtime `tinyctl install` provisions: a NATS broker in
@@ -189,4 +192,14 @@ func (cl Cluster) WithDefaults() Cluster {
 		cl.RunAsUser = d.RunAsUser
 	}
 	return cl
+}
+
+// Check reports every cluster setting render would refuse (the pod and
+// service ranges, the NodeLocal DNSCache address, the collector's ports),
+// so a controller can refuse them at start instead of on every component.
+func (cl Cluster) Check() error {
+	cl = cl.WithDefaults()
+	_, errBase := baseRules(cl)
+	_, errCIDRs := clusterCIDRs(cl.Network)
+	return errors.Join(errBase, errCIDRs)
 }

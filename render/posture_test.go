@@ -192,6 +192,9 @@ func TestBadClusterSettingsAreNamed(t *testing.T) {
 		{"collector port is out of range", func(cl *render.Cluster) { cl.Collector.Ports = []int32{4317, 70000} },
 			`cluster collector ports[1] 70000: want 1-65535`},
 	}
+	if err := networkCluster().Check(); err != nil {
+		t.Fatalf("Check() of good settings = %v", err)
+	}
 	for _, tt := range tests {
 		for _, tc := range postureCases() {
 			t.Run(tt.name+"/"+tc.name, func(t *testing.T) {
@@ -199,6 +202,9 @@ func TestBadClusterSettingsAreNamed(t *testing.T) {
 				_, err := render.Render(defaults.Apply(tc.component), testRevision, tc.cluster)
 				if !errors.Is(err, api.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
 					t.Errorf("Render error = %v, want ErrInvalid with %q", err, tt.want)
+				}
+				if err := tc.cluster.Check(); err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("Check() = %v, want an error with %q", err, tt.want)
 				}
 			})
 		}

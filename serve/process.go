@@ -50,6 +50,9 @@ type Process struct {
 func New(cfg Config) (*Process, error) {
 	cfg = cfg.WithDefaults()
 	p := &Process{cfg: cfg, done: make(chan struct{})}
+	if err := cfg.Loop.Cluster.Check(); err != nil {
+		return nil, fmt.Errorf("render settings: %w", err)
+	}
 	if err := p.loadIdentity(); err != nil {
 		return nil, err
 	}

@@ -58,3 +58,15 @@ func helpLine(help, name string) string {
 	}
 	return ""
 }
+
+// TestServeRefusesBadNetworkSettingsAtStart: a mistyped cluster range
+// stops `tinyctl serve` before it connects anywhere, naming the flag's
+// setting, instead of failing every component later.
+func TestServeRefusesBadNetworkSettingsAtStart(t *testing.T) {
+	u := newUser(t)
+	r := u.run("serve", "--pod-cidrs", "10.244.0.0/16,10.96.0.1/12", "--dns-node-local-ip", "169.254.20")
+	expect(t, r, exitError, nil, []string{
+		`cluster network podCIDRs[1] "10.96.0.1/12": not canonical: write 10.96.0.0/12`,
+		`cluster dns nodeLocalIP "169.254.20": invalid IP address`,
+	})
+}
