@@ -20,6 +20,13 @@ import (
 
 var chartNames = []string{"tinyctl", "nats", "collector"}
 
+// withIdentity are the controller's nats values with an account signing
+// key, as `tinyctl install` sets them for a broker with jwt auth.
+var withIdentity = map[string]any{"identity": map[string]any{
+	"signerSecret": "tinyctl-account-signer",
+	"account":      "ADQJXFJYYD3D4KDVJ7HDQWOZ7XFRBLZMLACPKQIWGWMQTVWX5BBTRHAQ",
+}}
+
 // chartDir copies the embedded chart name into a temporary directory, the
 // way `tinyctl install` hands it to Helm.
 func chartDir(t *testing.T, name string) string {
@@ -57,9 +64,12 @@ func TestChartsLintClean(t *testing.T) {
 	}{
 		{"tinyctl", nil},
 		{"tinyctl", map[string]any{"namespaces": []any{"team-a", "team-b"}}},
-		{"tinyctl", map[string]any{"createNamespaces": true, "clusterLabels": map[string]any{"region": "eu"}}},
+		{"tinyctl", map[string]any{"namespaces": []any{}, "createNamespaces": true, "clusterLabels": map[string]any{"region": "eu"}}},
+		{"tinyctl", map[string]any{"nats": withIdentity}},
+		{"tinyctl", map[string]any{"nats": map[string]any{"tls": map[string]any{"secretName": "nats-tls", "clientCert": true}}}},
 		{"nats", nil},
-		{"nats", map[string]any{"auth": map[string]any{"enabled": false}, "storage": map[string]any{"storageClassName": "fast"}}},
+		{"nats", map[string]any{"auth": map[string]any{"mode": "none"}, "storage": map[string]any{"storageClassName": "fast"}}},
+		{"nats", map[string]any{"auth": map[string]any{"mode": "jwt"}, "tls": map[string]any{"secretName": "nats-tls", "verify": true}}},
 		{"collector", nil},
 	}
 	for _, tc := range cases {
@@ -118,21 +128,27 @@ func documents(t *testing.T, manifests map[string]string) []map[string]any {
 	return out
 }
 
-// TestControllerRBAC checks the controller's permissions as rendered:
-// cluster-wide by default, one Role per namespace when namespaces are
-// listed, create namespaces only when asked, and never a wildcard, a
-// Secret, a ConfigMap, a Pod or a Lease.
+// TestControllerRBAC checks the controller's permissions as rendered: a
+// Role in namespace default by default, one Role per namespace when
+// namespaces are listed, cluster-wide when the list is empty, create
+// namespaces only when asked, Secrets (by name, never listed) only with
+// an account signing key, and never a wildcard, a ConfigMap, a Pod or a
+// Lease.
 func TestControllerRBAC(t *testing.T) {
 	cases := []struct {
 		name      string
 		values    map[string]any
 		wantKinds []string
 		nsVerbs   []string
+		secrets   bool
 	}{
-		{"cluster-wide", nil, []string{"ClusterRole", "ClusterRoleBinding"}, []string{"get"}},
-		{"create namespaces", map[string]any{"createNamespaces": true}, []string{"ClusterRole", "ClusterRoleBinding"}, []string{"get", "create"}},
+		{"default", nil, []string{"Role", "RoleBinding"}, []string{"get"}, false},
+		{"cluster-wide", map[string]any{"namespaces": []any{}}, []string{"ClusterRole", "ClusterRoleBinding"}, []string{"get"}, false},
+		{"create namespaces", map[string]any{"namespaces": []any{}, "createNamespaces": true}, []string{"ClusterRole", "ClusterRoleBinding"}, []string{"get", "create"}, false},
 		{"listed namespaces", map[string]any{"namespaces": []any{"team-a", "team-b"}},
-			[]string{"Role", "Role", "RoleBinding", "RoleBinding"}, []string{"get"}},
+			[]string{"Role", "Role", "RoleBinding", "RoleBinding"}, []string{"get"}, false},
+		{"identity", map[string]any{"nats": withIdentity, "namespaces": []any{"team-a"}},
+			[]string{"Role", "RoleBinding"}, []string{"get"}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,7 +164,7 @@ func TestControllerRBAC(t *testing.T) {
 				}
 				kinds = append(kinds, kind)
 				if kind == "Role" || kind == "ClusterRole" {
-					checkRules(t, obj, tc.nsVerbs)
+					checkRules(t, obj, tc.nsVerbs, tc.secrets)
 				}
 			}
 			slices.Sort(kinds)
@@ -159,7 +175,7 @@ func TestControllerRBAC(t *testing.T) {
 	}
 }
 
-func checkRules(t *testing.T, obj map[string]any, nsVerbs []string) {
+func checkRules(t *testing.T, obj map[string]any, nsVerbs []string, secrets bool) {
 	t.Helper()
 	b, _ := yaml.Marshal(obj)
 	var role rbacv1.ClusterRole
@@ -167,6 +183,12 @@ func checkRules(t *testing.T, obj map[string]any, nsVerbs []string) {
 		t.Fatal(err)
 	}
 	managed := []string{"get", "list", "watch", "create", "patch", "delete"}
+	sawSecrets := false
+	defer func() {
+		if sawSecrets != secrets {
+			t.Errorf("grants Secrets = %v, want %v", sawSecrets, secrets)
+		}
+	}()
 	for _, r := range role.Rules {
 		for _, s := range slices.Concat(r.APIGroups, r.Resources, r.Verbs) {
 			if s == "*" {
@@ -178,6 +200,11 @@ func checkRules(t *testing.T, obj map[string]any, nsVerbs []string) {
 			case "deployments", "networkpolicies", "scaledobjects":
 				if !slices.Equal(r.Verbs, managed) {
 					t.Errorf("%s verbs = %v, want %v", res, r.Verbs, managed)
+				}
+			case "secrets":
+				sawSecrets = true
+				if want := []string{"get", "create", "patch", "delete"}; !slices.Equal(r.Verbs, want) {
+					t.Errorf("secrets verbs = %v, want %v (never list or watch)", r.Verbs, want)
 				}
 			case "namespaces":
 				if !slices.Equal(r.Verbs, nsVerbs) {
@@ -194,7 +221,7 @@ func checkRules(t *testing.T, obj map[string]any, nsVerbs []string) {
 // namespaced controller that may create namespaces: a Role cannot grant
 // that.
 func TestControllerRefusesNamespacesWithCreate(t *testing.T) {
-	_, err := render(t, "tinyctl", map[string]any{"namespaces": []any{"a"}, "createNamespaces": true})
+	_, err := render(t, "tinyctl", map[string]any{"createNamespaces": true}) // with the default list
 	if err == nil || !strings.Contains(err.Error(), "createNamespaces cannot be combined with namespaces") {
 		t.Fatalf("render error = %v, want the chart's refusal", err)
 	}
@@ -221,6 +248,59 @@ func TestControllerArgs(t *testing.T) {
 		"- --health-addr=:8081",
 		"name: TINYCTL_NATS_TOKEN",
 		"name: nats-auth",
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("deployment lacks %q:\n%s", want, m)
+		}
+	}
+}
+
+// TestControllerArgsWithIdentity checks an account signing key reaches the
+// controller as a file holding only the seed, with the account and the
+// worker credentials' lifetime, and that the runtime's namespace is never
+// managed.
+func TestControllerArgsWithIdentity(t *testing.T) {
+	out, err := render(t, "tinyctl", map[string]any{"nats": withIdentity})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := out["tinyctl/templates/deployment.yaml"]
+	for _, want := range []string{
+		"- --nats-account-signing-key-file=/var/run/tinyctl/signer/seed",
+		"- --nats-account=ADQJXFJYYD3D4KDVJ7HDQWOZ7XFRBLZMLACPKQIWGWMQTVWX5BBTRHAQ",
+		"- --worker-credentials-ttl=1h",
+		"- --namespaces=default",
+		"- --deny-namespaces=kube-system,kube-public,kube-node-lease,tinyctl-system",
+		"secretName: tinyctl-account-signer",
+		"mountPath: /var/run/tinyctl/signer",
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("deployment lacks %q:\n%s", want, m)
+		}
+	}
+	if strings.Contains(m, "key: account") {
+		t.Errorf("the account key is mounted; only the seed should be:\n%s", m)
+	}
+	bad := map[string]any{"identity": map[string]any{"signerSecret": "s"}}
+	if _, err := render(t, "tinyctl", map[string]any{"nats": bad}); err == nil || !strings.Contains(err.Error(), "nats.identity.account is required") {
+		t.Errorf("render without the account = %v, want it required", err)
+	}
+}
+
+// TestControllerArgsWithTLS checks the broker's CA (and client
+// certificate) reach the controller and, through it, the workers.
+func TestControllerArgsWithTLS(t *testing.T) {
+	out, err := render(t, "tinyctl", map[string]any{"nats": map[string]any{"tls": map[string]any{"secretName": "nats-tls", "clientCert": true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := out["tinyctl/templates/deployment.yaml"]
+	for _, want := range []string{
+		"- --nats-ca=/var/run/tinyctl/nats-tls/ca.crt",
+		"- --nats-cert=/var/run/tinyctl/nats-tls/tls.crt",
+		"- --worker-tls-ca-file=/var/run/tinyctl/nats-tls/ca.crt",
+		"- --worker-tls-key-file=/var/run/tinyctl/nats-tls/tls.key",
+		"secretName: nats-tls",
 	} {
 		if !strings.Contains(m, want) {
 			t.Errorf("deployment lacks %q:\n%s", want, m)

@@ -83,10 +83,10 @@ func TestNATSConfigAccepted(t *testing.T) {
 	}
 }
 
-// TestNATSConfigWithoutAuth checks auth.enabled=false drops the token.
+// TestNATSConfigWithoutAuth checks auth.mode none drops the token.
 func TestNATSConfigWithoutAuth(t *testing.T) {
 	t.Setenv("SERVER_NAME", "nats-0")
-	opts, err := server.ProcessConfigFile(natsConf(t, map[string]any{"auth": map[string]any{"enabled": false}}))
+	opts, err := server.ProcessConfigFile(natsConf(t, map[string]any{"auth": map[string]any{"mode": "none"}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,6 @@ import (
 	"net/url"
 	"strconv"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -27,23 +25,44 @@ const (
 // brokerService is the client Service of the nats chart's release.
 const brokerService = ChartBroker
 
+// BrokerAuth is how clients authenticate to the broker: the nats chart's
+// auth.mode.
+type BrokerAuth string
+
+// The broker's auth modes. The chart defaults to AuthToken; `tinyctl
+// install` uses AuthJWT.
+const (
+	AuthToken BrokerAuth = "token"
+	AuthJWT   BrokerAuth = "jwt"
+	AuthNone  BrokerAuth = "none"
+)
+
 // InstallBroker installs or upgrades the NATS broker (release "nats" of
 // the embedded nats chart) with values on top of the chart's defaults.
-// Unless values set auth.enabled to false, it first makes sure the token
-// Secret exists: generated once, at random, and never rewritten, so the
-// token survives upgrades (Helm's lookup is not available in every mode,
-// so the chart does not generate it). The upgrade is never forced: the
-// broker's StatefulSet holds the JetStream store. It returns the Secret's
-// result (when auth is on) and the release's.
+// Before the chart, it makes sure the Secrets its auth mode needs exist:
+// the token (AuthToken) or the keys, the server's trust configuration,
+// the controller's signing key and the publisher's credentials (AuthJWT).
+// Each is generated once and never rewritten, so they survive upgrades
+// (Helm's lookup is not available in every mode, so the chart does not
+// generate them). The upgrade is never forced: the broker's StatefulSet
+// holds the JetStream store. It returns the Secrets' results and the
+// release's.
 func (p *Provisioner) InstallBroker(ctx context.Context, values map[string]any) ([]Result, error) {
-	var out []Result
 	auth, err := brokerAuth(values)
 	if err != nil {
 		return nil, err
 	}
-	if auth.enabled {
+	var out []Result
+	switch auth.mode {
+	case AuthToken:
 		res, err := p.ensureToken(ctx, auth.secret, auth.key)
 		out = append(out, res)
+		if err != nil {
+			return out, err
+		}
+	case AuthJWT:
+		rs, err := p.ensureIdentity(ctx, auth.jwtSecret)
+		out = append(out, rs...)
 		if err != nil {
 			return out, err
 		}
@@ -52,26 +71,30 @@ func (p *Provisioner) InstallBroker(ctx context.Context, values map[string]any) 
 	return append(out, res), err
 }
 
-type tokenRef struct {
-	enabled     bool
-	secret, key string
+type authRef struct {
+	mode                   BrokerAuth
+	secret, key, jwtSecret string
 }
 
 // brokerAuth reads the auth settings of the nats chart from values.
-func brokerAuth(values map[string]any) (tokenRef, error) {
-	ref := tokenRef{enabled: true}
-	if v, ok := nested(values, "auth", "enabled"); ok {
-		b, isBool := v.(bool)
-		if !isBool {
-			return ref, fmt.Errorf("broker values: auth.enabled: want true or false, got %v", v)
-		}
-		ref.enabled = b
+func brokerAuth(values map[string]any) (authRef, error) {
+	var ref authRef
+	mode, err := nestedString(values, string(AuthToken), "auth", "mode")
+	if err != nil {
+		return ref, fmt.Errorf("broker values: %w", err)
 	}
-	var err error
+	switch ref.mode = BrokerAuth(mode); ref.mode {
+	case AuthToken, AuthJWT, AuthNone:
+	default:
+		return ref, fmt.Errorf("broker values: auth.mode %q: want token, jwt or none", mode)
+	}
 	if ref.secret, err = nestedString(values, TokenSecret, "auth", "secretName"); err != nil {
 		return ref, fmt.Errorf("broker values: %w", err)
 	}
 	if ref.key, err = nestedString(values, TokenKey, "auth", "secretKey"); err != nil {
+		return ref, fmt.Errorf("broker values: %w", err)
+	}
+	if ref.jwtSecret, err = nestedString(values, JWTSecret, "auth", "jwtSecretName"); err != nil {
 		return ref, fmt.Errorf("broker values: %w", err)
 	}
 	return ref, nil
@@ -81,8 +104,7 @@ func brokerAuth(values map[string]any) (tokenRef, error) {
 // does not exist; an existing one is never rewritten. It fails with
 // ErrTokenSecret when the Secret exists without that key.
 func (p *Provisioner) ensureToken(ctx context.Context, name, key string) (Result, error) {
-	ns := p.opts.Namespace
-	res := Result{Kind: "Secret", Namespace: ns, Name: name}
+	res := Result{Kind: "Secret", Namespace: p.opts.Namespace, Name: name}
 	tok, err := p.readToken(ctx, name, key)
 	switch {
 	case err != nil:
@@ -91,28 +113,21 @@ func (p *Provisioner) ensureToken(ctx context.Context, name, key string) (Result
 		res.Action = api.Unchanged
 		return res, nil
 	}
-	ar, err := p.applier.Apply(ctx, tokenSecret(ns, name, key, newToken()))
-	if err != nil {
-		return res, err
-	}
-	return fromApply(ar), nil
+	return p.createSecret(ctx, name, map[string][]byte{key: []byte(newToken())})
 }
 
 // readToken returns the token in Secret name, or "" when the Secret does
 // not exist.
 func (p *Provisioner) readToken(ctx context.Context, name, key string) (string, error) {
-	ref := Result{Kind: "Secret", Namespace: p.opts.Namespace, Name: name}.Ref()
-	s, err := p.kube.CoreV1().Secrets(p.opts.Namespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return "", nil
+	data, found, err := p.readSecret(ctx, name)
+	if err != nil || !found {
+		return "", err
 	}
-	if err != nil {
-		return "", fmt.Errorf("%s: read: %w", ref, err)
-	}
-	if len(s.Data[key]) == 0 {
+	if len(data[key]) == 0 {
+		ref := Result{Kind: "Secret", Namespace: p.opts.Namespace, Name: name}.Ref()
 		return "", fmt.Errorf("%s: %w under key %q", ref, ErrTokenSecret, key)
 	}
-	return string(s.Data[key]), nil
+	return string(data[key]), nil
 }
 
 // newToken returns 260 random bits as upper-case letters and digits 2-7,
@@ -123,8 +138,15 @@ func newToken() string {
 	return "tk" + rand.Text() + rand.Text()
 }
 
-func tokenSecret(ns, name, key, token string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
+// createSecret creates Secret name in the runtime namespace, labelled as
+// the runtime's so that uninstall finds it.
+func (p *Provisioner) createSecret(ctx context.Context, name string, data map[string][]byte) (Result, error) {
+	enc := map[string]any{}
+	for k, v := range data {
+		enc[k] = base64.StdEncoding.EncodeToString(v)
+	}
+	ns := p.opts.Namespace
+	ar, err := p.applier.Apply(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{
 			"name": name, "namespace": ns,
@@ -134,8 +156,12 @@ func tokenSecret(ns, name, key, token string) *unstructured.Unstructured {
 			},
 		},
 		"type": "Opaque",
-		"data": map[string]any{key: base64.StdEncoding.EncodeToString([]byte(token))},
-	}}
+		"data": enc,
+	}})
+	if err != nil {
+		return Result{Kind: "Secret", Namespace: ns, Name: name}, err
+	}
+	return fromApply(ar), nil
 }
 
 // BrokerURL returns the URL clients inside the cluster use to reach the

@@ -10,42 +10,78 @@ import (
 // (release "tinyctl" of the embedded tinyctl chart). image is the
 // controller image as repository:tag; empty keeps the chart's default.
 // The controller is pointed at the broker: nats.url is the broker's URL
-// without credentials (BrokerURL's host), nats.namespace the runtime
-// namespace, and nats.tokenSecret names the token Secret when it exists,
-// so the kubelet hands the token to the controller and the controller
-// needs no right to read Secrets (nor does the token land in Helm's
-// release record). values override any of these. It fails on an image
-// with a digest, on an unreadable token Secret, and as InstallRelease
+// without credentials, nats.namespace the runtime namespace, and, by the
+// broker's auth mode, nats.tokenSecret names the token Secret (AuthToken,
+// when it exists) or nats.identity the account signing key's Secret
+// (AuthJWT), so the kubelet hands the secret to the controller, which
+// needs no right to read the runtime's Secrets (nor does a secret land in
+// Helm's release record). values override any of these. It fails on an
+// image with a digest, on an unreadable Secret, and as InstallRelease
 // does.
-func (p *Provisioner) InstallController(ctx context.Context, image string, values map[string]any) (Result, error) {
+func (p *Provisioner) InstallController(ctx context.Context, image string, auth BrokerAuth, values map[string]any) (Result, error) {
 	res := Result{Kind: "Release", Namespace: p.opts.Namespace, Name: ChartController}
-	base, err := p.controllerValues(ctx, image)
+	base, err := p.controllerValues(ctx, image, auth)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", res.Ref(), err)
+	}
+	kept, err := p.keptValues(values)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", res.Ref(), err)
 	}
 	return p.InstallRelease(ctx, Release{
-		Name: ChartController, Chart: Embedded(ChartController), Values: mergeValues(base, values),
+		Name: ChartController, Chart: Embedded(ChartController), Values: mergeValues(mergeValues(base, kept), values),
 	})
+}
+
+// KeptValues are the controller values an install keeps from the
+// installed release unless given again: who this cluster is (a new name
+// or lost labels would unplace components) and where it may act.
+var KeptValues = []string{"clusterName", "clusterLabels", "namespaces"}
+
+// keptValues returns the KeptValues the installed controller release was
+// given and values do not set.
+func (p *Provisioner) keptValues(values map[string]any) (map[string]any, error) {
+	last, err := p.lastRelease(p.opts.Namespace, ChartController)
+	if err != nil || last == nil {
+		return nil, err
+	}
+	kept := map[string]any{}
+	for _, k := range KeptValues {
+		if _, given := values[k]; given {
+			continue
+		}
+		if v, ok := last.Config[k]; ok {
+			kept[k] = v
+		}
+	}
+	return kept, nil
 }
 
 // controllerValues are the values InstallController derives from the
 // runtime: image and broker.
-func (p *Provisioner) controllerValues(ctx context.Context, image string) (map[string]any, error) {
-	tok, err := p.readToken(ctx, TokenSecret, TokenKey)
-	if err != nil {
-		return nil, err
+func (p *Provisioner) controllerValues(ctx context.Context, image string, auth BrokerAuth) (map[string]any, error) {
+	nats := map[string]any{
+		"url":         p.brokerEndpoint().String(),
+		"namespace":   p.opts.Namespace,
+		"tokenSecret": map[string]any{"name": "", "key": TokenKey},
 	}
-	secret := ""
-	if tok != "" {
-		secret = TokenSecret
+	switch auth {
+	case AuthToken:
+		tok, err := p.readToken(ctx, TokenSecret, TokenKey)
+		if err != nil {
+			return nil, err
+		}
+		if tok != "" {
+			nats["tokenSecret"] = map[string]any{"name": TokenSecret, "key": TokenKey}
+		}
+	case AuthJWT:
+		id, err := p.signerValues(ctx)
+		if err != nil {
+			return nil, err
+		}
+		nats["identity"] = id
 	}
-	vals := map[string]any{
-		"nats": map[string]any{
-			"url":         p.brokerEndpoint().String(),
-			"namespace":   p.opts.Namespace,
-			"tokenSecret": map[string]any{"name": secret, "key": TokenKey},
-		},
-	}
+	vals := map[string]any{"nats": nats}
 	if image != "" {
 		repo, tag, err := splitImage(image)
 		if err != nil {
@@ -54,6 +90,18 @@ func (p *Provisioner) controllerValues(ctx context.Context, image string) (map[s
 		vals["image"] = map[string]any{"repository": repo, "tag": tag}
 	}
 	return vals, nil
+}
+
+// signerValues point the controller at the account signing key's Secret.
+func (p *Provisioner) signerValues(ctx context.Context) (map[string]any, error) {
+	data, found, err := p.readSecret(ctx, SignerSecret)
+	if err != nil {
+		return nil, err
+	}
+	if !found || len(data[SignerAccountKey]) == 0 {
+		return nil, fmt.Errorf("broker auth jwt: Secret %s/%s with key %q does not exist (install the broker first)", p.opts.Namespace, SignerSecret, SignerAccountKey)
+	}
+	return map[string]any{"signerSecret": SignerSecret, "account": string(data[SignerAccountKey])}, nil
 }
 
 // splitImage splits "registry:5000/org/name:tag" into repository and tag.

@@ -15,6 +15,9 @@ type Plan struct {
 	// ControllerImage is the controller image (repository:tag); empty
 	// keeps the chart's default.
 	ControllerImage string
+	// BrokerAuth is the broker's auth mode; empty keeps the one
+	// BrokerValues set (auth.mode), else the chart's default (AuthToken).
+	BrokerAuth BrokerAuth
 	// Extra are more releases, usually charts from a repository (KEDA).
 	// They are installed right after the namespace, before the CRDs, so a
 	// chart that brings its own CRDs owns them and InstallCRDs skips them.
@@ -22,8 +25,9 @@ type Plan struct {
 }
 
 // Install takes the cluster to the runtime plan describes, in order:
-// namespace, extra releases, CRDs, broker (token Secret and release),
-// collector, controller. Each step's results go to progress as soon as it
+// namespace, extra releases, CRDs, broker (its auth Secrets and release),
+// collector, controller. Broker values that cannot work (an unknown auth
+// mode) fail before anything is written. Each step's results go to progress as soon as it
 // finishes. Install stops at the first failing step and returns the
 // results so far with its error. Running it again with the same plan
 // writes nothing.
@@ -38,7 +42,14 @@ func (p *Provisioner) Install(ctx context.Context, plan Plan, progress Progress)
 		}
 		return err
 	}
-	for _, step := range p.installSteps(plan) {
+	steps, err := p.installSteps(plan)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkManagedNamespaces(ctx, plan.ControllerValues); err != nil {
+		return nil, err
+	}
+	for _, step := range steps {
 		if err := done(step(ctx)); err != nil {
 			return out, err
 		}
@@ -48,7 +59,7 @@ func (p *Provisioner) Install(ctx context.Context, plan Plan, progress Progress)
 
 type step func(context.Context) ([]Result, error)
 
-func (p *Provisioner) installSteps(plan Plan) []step {
+func (p *Provisioner) installSteps(plan Plan) ([]step, error) {
 	steps := []step{one(p.EnsureNamespace)}
 	for _, rel := range plan.Extra {
 		steps = append(steps, one(func(ctx context.Context) (Result, error) { return p.InstallRelease(ctx, rel) }))
@@ -56,13 +67,21 @@ func (p *Provisioner) installSteps(plan Plan) []step {
 	if !plan.SkipCRDs {
 		steps = append(steps, p.InstallCRDs)
 	}
-	steps = append(steps, func(ctx context.Context) ([]Result, error) { return p.InstallBroker(ctx, plan.BrokerValues) })
+	broker := plan.BrokerValues
+	if plan.BrokerAuth != "" {
+		broker = mergeValues(broker, map[string]any{"auth": map[string]any{"mode": string(plan.BrokerAuth)}})
+	}
+	auth, err := brokerAuth(broker)
+	if err != nil {
+		return nil, err
+	}
+	steps = append(steps, func(ctx context.Context) ([]Result, error) { return p.InstallBroker(ctx, broker) })
 	if !plan.SkipCollector {
 		steps = append(steps, one(func(ctx context.Context) (Result, error) { return p.InstallCollector(ctx, plan.CollectorValues) }))
 	}
 	return append(steps, one(func(ctx context.Context) (Result, error) {
-		return p.InstallController(ctx, plan.ControllerImage, plan.ControllerValues)
-	}))
+		return p.InstallController(ctx, plan.ControllerImage, auth.mode, plan.ControllerValues)
+	})), nil
 }
 
 // one adapts a single-result step.

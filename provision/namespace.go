@@ -2,7 +2,9 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -92,4 +94,36 @@ func bareNamespace(name string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name},
 	}}
+}
+
+// ErrNamespaceMissing means a namespace the controller is to manage does
+// not exist: its Role cannot be created there.
+var ErrNamespaceMissing = errors.New("namespace to manage does not exist")
+
+// checkManagedNamespaces fails, before anything is written, when the
+// controller values list namespaces (the chart grants a Role in each) of
+// which some do not exist. The chart's own default, "default", always
+// exists.
+func (p *Provisioner) checkManagedNamespaces(ctx context.Context, values map[string]any) error {
+	v, ok := nested(values, "namespaces")
+	list, isList := v.([]any)
+	if !ok || !isList {
+		return nil
+	}
+	var missing []string
+	for _, item := range list {
+		name, _ := item.(string)
+		_, err := p.kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			missing = append(missing, name)
+		case err != nil:
+			return fmt.Errorf("namespace %s: %w", name, err)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: %s; create it first (kubectl create namespace %s) or leave it out of --namespaces",
+			ErrNamespaceMissing, strings.Join(missing, ", "), missing[0])
+	}
+	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/bus/streams"
+	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/provision"
@@ -40,33 +41,46 @@ func TestControllerRBACIsEnoughAndNoMore(t *testing.T) {
 	tests := []struct {
 		name       string
 		namespaced bool
+		minting    bool
 	}{
-		{"cluster-wide ClusterRole", false},
-		{"Roles in the listed namespaces", true},
+		{"cluster-wide ClusterRole", false, false},
+		{"Roles in the listed namespaces", true, false},
+		{"Roles with an account signing key", true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			target := kube.RestrictedNamespace(t)
 			r := newRuntime(t, provision.Options{})
-			var values map[string]any
+			values := map[string]any{"namespaces": []any{}}
 			var scope []string
 			if tt.namespaced {
 				values = map[string]any{"namespaces": []any{target}}
 				scope = []string{target}
 			}
+			var minter reconcile.Minter
+			if tt.minting {
+				keys, err := identity.NewKeys()
+				testenv.Must(t, err)
+				minter = keys.Signer()
+				values["nats"] = map[string]any{"identity": map[string]any{"signerSecret": "signer", "account": keys.AccountPublicKey()}}
+			}
 			ctx := context.Background()
 			if _, err := r.p.EnsureNamespace(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := r.p.InstallController(ctx, "", values); err != nil {
+			if _, err := r.p.InstallController(ctx, "", provision.AuthToken, values); err != nil {
 				t.Fatal(err)
 			}
 			sa := rest.CopyConfig(kube.Config)
 			sa.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + r.ns + ":tinyctl"}
 
-			specs := runController(t, sa, scope)
+			specs := runController(t, sa, scope, minter)
 			publish(t, specs, target, "rbac-demo")
-			for _, kind := range []string{"Deployment", "NetworkPolicy"} {
+			kinds := []string{"Deployment", "NetworkPolicy"}
+			if tt.minting {
+				kinds = append(kinds, "Secret")
+			}
+			for _, kind := range kinds {
 				waitExists(t, kind, target, "rbac-demo")
 			}
 
@@ -127,7 +141,7 @@ func forbiddenCalls(sa *rest.Config, target, runtimeNS string) map[string]func(c
 // runController runs a reconcile.Controller whose every Kubernetes call
 // goes through cfg, on its own embedded NATS server, until the test ends.
 // It returns the spec store to publish into.
-func runController(t *testing.T, cfg *rest.Config, namespaces []string) *specs.Store {
+func runController(t *testing.T, cfg *rest.Config, namespaces []string, minter reconcile.Minter) *specs.Store {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := bus.Connect(ctx, bus.Config{URLs: []string{natstest.Start(t).URL()}, Name: t.Name()}, nil)
@@ -152,7 +166,12 @@ func runController(t *testing.T, cfg *rest.Config, namespaces []string) *specs.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctrl := reconcile.New(reconcile.Config{Cluster: render.Cluster{Name: "rbac"}, Namespaces: namespaces, Recheck: 200 * time.Millisecond}, deps)
+	deps.Minter = minter
+	cl := render.Cluster{Name: "rbac"}
+	if minter != nil {
+		cl.NATS.CredentialsSecret = render.PerComponent
+	}
+	ctrl := reconcile.New(reconcile.Config{Cluster: cl, Namespaces: namespaces, Recheck: 200 * time.Millisecond}, deps)
 	runCtx, stop := context.WithCancel(zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel).WithContext(ctx))
 	done := make(chan error, 1)
 	go func() { done <- ctrl.Run(runCtx) }()
@@ -192,6 +211,7 @@ func publish(t *testing.T, specs *specs.Store, ns, name string) {
 }
 
 var childResources = map[string]schema.GroupVersionResource{
+	"Secret":        {Version: "v1", Resource: "secrets"},
 	"Deployment":    {Group: "apps", Version: "v1", Resource: "deployments"},
 	"NetworkPolicy": {Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"},
 }
@@ -200,6 +220,9 @@ var childResources = map[string]schema.GroupVersionResource{
 func waitExists(t *testing.T, kind, ns, name string) {
 	t.Helper()
 	dc, _ := kube.Dynamic(t)
+	if kind == "Secret" {
+		name = render.CredentialsSecretName(name)
+	}
 	testenv.Eventually(t, 30*time.Second, func() error {
 		_, err := dc.Resource(childResources[kind]).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {

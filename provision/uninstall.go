@@ -13,19 +13,20 @@ import (
 
 // UninstallOptions tune Uninstall.
 type UninstallOptions struct {
-	// KeepData keeps the broker's JetStream volumes, its token Secret and
-	// the namespace, so a later Install finds its streams and component
-	// specs again.
+	// KeepData keeps the broker's JetStream volumes, its auth Secrets
+	// (token or keys) and the namespace, so a later Install finds its
+	// streams and component specs again, and credentials minted before
+	// still work.
 	KeepData bool
 }
 
 // Uninstall removes what Install created and nothing else: every release
 // recorded with LabelRuntime set to the runtime namespace (the controller
-// first, the broker last), the broker's token Secret and JetStream
+// first, the broker last), the broker's auth Secrets and JetStream
 // volumes, tinyctl's CRDs when no object of their kinds is left anywhere,
 // and the namespace when Install created it and it holds nothing tinyctl
 // did not put there; otherwise tinyctl's labels are taken off the
-// namespace. KeepData keeps the broker's data, token and namespace. Each
+// namespace. KeepData keeps the broker's data, auth Secrets and namespace. Each
 // result goes to progress as it happens. Uninstall stops at the first
 // failure; running it again finishes the job.
 func (p *Provisioner) Uninstall(ctx context.Context, opts UninstallOptions, progress Progress) ([]Result, error) {
@@ -41,7 +42,7 @@ func (p *Provisioner) Uninstall(ctx context.Context, opts UninstallOptions, prog
 	}
 	steps := []step{
 		p.uninstallReleases,
-		func(ctx context.Context) ([]Result, error) { return p.removeToken(ctx, opts.KeepData) },
+		func(ctx context.Context) ([]Result, error) { return p.removeSecrets(ctx, opts.KeepData) },
 		func(ctx context.Context) ([]Result, error) { return p.removeVolumes(ctx, opts.KeepData) },
 		p.removeCRDs,
 		func(ctx context.Context) ([]Result, error) { return p.removeNamespace(ctx, opts.KeepData) },

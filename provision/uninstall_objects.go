@@ -21,14 +21,14 @@ var (
 // keptData is the Detail of objects UninstallOptions.KeepData keeps.
 const keptData = "broker data kept"
 
-// removeToken deletes the Secrets tinyctl generated for this runtime (the
-// broker token).
-func (p *Provisioner) removeToken(ctx context.Context, keep bool) ([]Result, error) {
+// removeSecrets deletes the Secrets tinyctl generated for this runtime:
+// the broker's token, or its keys and the Secrets derived from them.
+func (p *Provisioner) removeSecrets(ctx context.Context, keep bool) ([]Result, error) {
 	ns := p.opts.Namespace
 	sel := LabelRuntime + "=" + ns + "," + LabelPartOf + "=" + PartOfTinyctl
 	list, err := p.kube.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
-		return nil, fmt.Errorf("list token secrets in %s: %w", ns, err)
+		return nil, fmt.Errorf("list the runtime's secrets in %s: %w", ns, err)
 	}
 	var out []Result
 	for _, s := range list.Items {

@@ -22,6 +22,10 @@ const (
 	DefaultCredentialsTTL = time.Hour
 )
 
+// DefaultDenyNamespaces are the cluster's own namespaces, which `tinyctl
+// serve` never manages unless they are listed in Config.Namespaces.
+var DefaultDenyNamespaces = []string{"kube-system", "kube-public", "kube-node-lease"}
+
 // Config tunes a Controller. Zero fields take the defaults above.
 type Config struct {
 	// Cluster is what render needs about this cluster; Cluster.Name is the
@@ -34,6 +38,9 @@ type Config struct {
 	// Namespaces, when not empty, are the only target namespaces allowed;
 	// a component elsewhere stalls with reason NamespaceNotAllowed.
 	Namespaces []string
+	// DenyNamespaces are never managed when Namespaces is empty; a
+	// component there stalls with reason NamespaceNotAllowed.
+	DenyNamespaces []string
 	// CreateNamespaces lets the controller create a missing target
 	// namespace; otherwise the component waits with NamespaceMissing.
 	CreateNamespaces bool
@@ -91,7 +98,8 @@ type clusterID struct {
 // namespacePolicy says where components may go and which subjects they
 // may use there.
 type namespacePolicy struct {
-	allowed []string // empty: every namespace
+	allowed []string // empty: every namespace but denied
+	denied  []string
 	create  bool
 	tenancy validate.Tenancy
 }

@@ -65,7 +65,7 @@ func (c *Controller) gather(ctx context.Context, key string) (input, bool, error
 	in := input{key: key, entry: e, settings: c.cfg.Cluster, now: c.clock.Now(),
 		minting: c.deps.Minter != nil, ttl: c.cfg.CredentialsTTL, tls: c.cfg.WorkerTLS,
 		cluster: clusterID{name: c.cfg.Cluster.Name, labels: c.cfg.ClusterLabels},
-		policy:  namespacePolicy{allowed: c.cfg.Namespaces, create: c.cfg.CreateNamespaces, tenancy: c.cfg.Tenancy}}
+		policy:  namespacePolicy{allowed: c.cfg.Namespaces, denied: c.cfg.DenyNamespaces, create: c.cfg.CreateNamespaces, tenancy: c.cfg.Tenancy}}
 	if ns, name, err := api.ParseKey(key); err == nil {
 		in.live = c.children.of(ns, name)
 	}

@@ -160,11 +160,21 @@ func component(key string, value []byte, policy namespacePolicy) (api.Component,
 	if err := api.CheckKey(key, comp); err != nil {
 		return comp, err
 	}
-	if ns := comp.Metadata.Namespace; len(policy.allowed) > 0 && !slices.Contains(policy.allowed, ns) {
-		return comp, withClass(Permanent, ReasonNamespaceNotAllowed,
-			fmt.Errorf("namespace %q is not one this controller manages (%v)", ns, policy.allowed))
+	return comp, policy.admits(comp.Metadata.Namespace)
+}
+
+// admits says whether components may go to namespace ns: a listed one,
+// or, when none is listed, any but the denied ones.
+func (p namespacePolicy) admits(ns string) error {
+	switch {
+	case len(p.allowed) > 0 && !slices.Contains(p.allowed, ns):
+		return withClass(Permanent, ReasonNamespaceNotAllowed,
+			fmt.Errorf("namespace %q is not one this controller manages (%v)", ns, p.allowed))
+	case len(p.allowed) == 0 && slices.Contains(p.denied, ns):
+		return withClass(Permanent, ReasonNamespaceNotAllowed,
+			fmt.Errorf("namespace %q is reserved: this controller manages every namespace but %v", ns, p.denied))
 	}
-	return comp, nil
+	return nil
 }
 
 // streamPolicyDeletes reports whether the stored value asks for its stream

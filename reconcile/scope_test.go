@@ -83,6 +83,24 @@ func TestNamespaceOutsideTheAllowListIsRefused(t *testing.T) {
 	}
 }
 
+func TestTheClustersOwnNamespacesAreNeverManagedUnlessListed(t *testing.T) {
+	e := newEnv(t, reconcile.Config{DenyNamespaces: reconcile.DefaultDenyNamespaces})
+	e.cfg.Namespaces = []string{} // every namespace but the denied ones
+	e.start()
+	rev := e.publish(e.component("sneaky", func(c *api.Component) { c.Metadata.Namespace = "kube-system" }))
+	rec := e.waitStatusIn("kube-system", "sneaky", api.ConditionStalled, "True", rev)
+	c, _ := rec.Condition(api.ConditionReady)
+	if c.Reason != reconcile.ReasonNamespaceNotAllowed || !strings.Contains(c.Message, `namespace "kube-system" is reserved`) {
+		t.Fatalf("Ready %+v, want reason NamespaceNotAllowed saying kube-system is reserved", c)
+	}
+	if d, _ := kube.Manager(t).Get(context.Background(), apply.Deployment, "kube-system", "sneaky"); d != nil {
+		t.Fatal("a Deployment was created in kube-system")
+	}
+	// Any other namespace is managed.
+	rev = e.publish(e.component("fine"))
+	e.waitStatus("fine", api.ConditionReady, "True", rev)
+}
+
 func TestPlacementMovingAwayUnplacesButKeepsTheStream(t *testing.T) {
 	e := newEnv(t, reconcile.Config{ClusterLabels: map[string]string{"env": "prod"}})
 	e.start()

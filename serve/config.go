@@ -3,6 +3,7 @@ package serve
 import (
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/tinyctl/tinyctl/bus"
@@ -74,6 +75,11 @@ type WorkerTLSFiles struct {
 // WithDefaults returns c with every zero field set to its default.
 func (c Config) WithDefaults() Config {
 	c.Loop = c.Loop.WithDefaults()
+	// The runtime's own namespace (the broker's, with its Secrets) is never
+	// managed unless it is listed.
+	if ns := c.Loop.Cluster.NATS.Namespace; !slices.Contains(c.Loop.DenyNamespaces, ns) {
+		c.Loop.DenyNamespaces = append(slices.Clone(c.Loop.DenyNamespaces), ns)
+	}
 	if c.MetricsAddr == "" {
 		c.MetricsAddr = DefaultMetricsAddr
 	}

@@ -77,6 +77,7 @@ func (u *user) runIn(stdin string, extraEnv []string, args ...string) result {
 	if err != nil && !errors.As(err, &exitErr) {
 		u.t.Fatalf("run tinyctl %v: %v", args, err)
 	}
+	testenv.NoSecrets(u.t, "tinyctl "+strings.Join(args, " "), out.String()+errOut.String())
 	return result{code: cmd.ProcessState.ExitCode(), stdout: out.String(), stderr: errOut.String()}
 }
 

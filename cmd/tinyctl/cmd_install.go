@@ -55,6 +55,9 @@ type installFlags struct {
 	image, clusterName                        string
 	brokerValues, collectorValues, ctrlValues string
 	skipCRDs, skipCollector                   bool
+	brokerAuth                                string
+	namespaces                                []string
+	allNamespaces                             bool
 	repo, chart, version, release, releaseNS  string
 	chartValues                               string
 }
@@ -66,16 +69,27 @@ func newInstallCmd(o *options) *cobra.Command {
 		Short: "Install or upgrade the tinyctl runtime in a Kubernetes cluster",
 		Long: `install takes a cluster to a working tinyctl runtime with the Helm charts built
 into tinyctl (no helm binary, no network): it creates and labels the runtime
-namespace, applies the CRDs the runtime needs, generates the NATS broker's auth
-token (once), and installs the NATS broker, the trace collector and the
-controller. Running it again changes nothing unless a chart or a value
+namespace, applies the CRDs the runtime needs, generates the NATS broker's keys
+(once), and installs the NATS broker, the trace collector and the controller.
+
+With --broker-auth jwt (the default) the broker trusts an operator and
+account kept in Secret tinyctl-nats-keys; the controller holds only the
+account's signing key and mints its own credentials, each worker's (allowed
+only its component's consumer and declared subjects) and nothing else; the
+publisher credentials in Secret tinyctl-publisher may write specs and read
+status. --broker-auth token shares one token among every party.
+
+Components may go only to the namespaces --namespaces lists ("default"
+unless told otherwise; the controller gets a Role in each), or with
+--all-namespaces to every namespace but kube-system, kube-public,
+kube-node-lease and the runtime's own. Running it again changes nothing unless a chart or a value
 changed, in which case the releases are upgraded in place. A release left
 pending by an interrupted install is detected and retried.
 
 --repo, --chart and --version also install a chart from a chart repository
 (KEDA's, say), before the CRDs so that a chart bringing its own CRDs owns them.`,
 		Example: `  tinyctl install
-  tinyctl install --image ghcr.io/tinyctl/tinyctl:v0.3.0 --cluster-name eu-1
+  tinyctl install --image ghcr.io/tinyctl/tinyctl:v0.3.0 --cluster-name eu-1 --namespaces media,billing
   tinyctl install --repo https://kedacore.github.io/charts --chart keda --version 2.17.0 --release-namespace keda`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd.Context(), o) },
@@ -91,6 +105,10 @@ func (f *installFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.brokerValues, "broker-values", "", "YAML file of values for the NATS broker chart")
 	fs.StringVar(&f.collectorValues, "collector-values", "", "YAML file of values for the trace collector chart")
 	fs.StringVar(&f.ctrlValues, "controller-values", "", "YAML file of values for the controller chart")
+	fs.StringVar(&f.brokerAuth, "broker-auth", string(provision.AuthJWT),
+		"how NATS clients authenticate: jwt (an identity per party, minted by the controller), token (one shared token) or none")
+	fs.StringSliceVar(&f.namespaces, "namespaces", nil, "the only namespaces components may go to, comma-separated (default: the chart's, \"default\")")
+	fs.BoolVar(&f.allNamespaces, "all-namespaces", false, "let components go to every namespace but the cluster's own and the runtime's (a ClusterRole)")
 	fs.BoolVar(&f.skipCRDs, "skip-crds", false, "do not apply the CRDs the runtime needs")
 	fs.BoolVar(&f.skipCollector, "without-collector", false, "do not install the trace collector")
 	fs.StringVar(&f.repo, "repo", "", "chart repository URL of an extra chart to install")
@@ -125,16 +143,41 @@ func (f *installFlags) run(ctx context.Context, o *options) error {
 		return fmt.Errorf("install: %w", err)
 	}
 	fmt.Fprintf(o.out, "Done: %s.\n", summary(results))
-	url, err := p.BrokerURL(ctx)
-	if err == nil {
-		fmt.Fprintf(o.out, "Broker: %s\n", maskToken(url, p.Namespace()))
-	}
+	printBrokerAccess(ctx, o.out, p)
 	return nil
+}
+
+// printBrokerAccess says where the broker is and how a publisher gets in.
+func printBrokerAccess(ctx context.Context, w io.Writer, p *provision.Provisioner) {
+	url, err := p.BrokerURL(ctx)
+	if err != nil {
+		return
+	}
+	jwt, err := p.HasPublisherCredentials(ctx)
+	if err != nil || !jwt {
+		fmt.Fprintf(w, "Broker: %s\n", maskToken(url, p.Namespace()))
+		return
+	}
+	ns := p.Namespace()
+	fmt.Fprintf(w, "Broker: %s (an identity per party; publisher credentials in Secret %s/%s, key %q)\n",
+		url, ns, provision.PublisherSecret, provision.PublisherCredsKey)
+	fmt.Fprintf(w, "Publish with them:\n  kubectl -n %s get secret %s -o jsonpath='{.data.%s}' | base64 -d > publisher.creds\n",
+		ns, provision.PublisherSecret, strings.ReplaceAll(provision.PublisherCredsKey, ".", `\.`))
+	fmt.Fprintln(w, "  tinyctl apply --nats-url nats://<broker address>:4222 --nats-creds publisher.creds -f component.yaml")
 }
 
 // plan turns the flags into a provision.Plan, reading the values files.
 func (f *installFlags) plan() (provision.Plan, error) {
-	plan := provision.Plan{SkipCRDs: f.skipCRDs, SkipCollector: f.skipCollector, ControllerImage: f.image}
+	plan := provision.Plan{SkipCRDs: f.skipCRDs, SkipCollector: f.skipCollector, ControllerImage: f.image,
+		BrokerAuth: provision.BrokerAuth(f.brokerAuth)}
+	switch plan.BrokerAuth {
+	case provision.AuthJWT, provision.AuthToken, provision.AuthNone:
+	default:
+		return plan, usageError{fmt.Errorf("--broker-auth %q: want jwt, token or none", f.brokerAuth)}
+	}
+	if f.allNamespaces && len(f.namespaces) > 0 {
+		return plan, usageError{fmt.Errorf("--namespaces and --all-namespaces exclude each other")}
+	}
 	for _, v := range []struct {
 		file string
 		into *map[string]any
@@ -146,6 +189,12 @@ func (f *installFlags) plan() (provision.Plan, error) {
 	}
 	if f.clusterName != render.DefaultClusterName { // the chart's default otherwise
 		plan.ControllerValues = withValue(plan.ControllerValues, "clusterName", f.clusterName)
+	}
+	switch {
+	case f.allNamespaces:
+		plan.ControllerValues = withValue(plan.ControllerValues, "namespaces", []any{})
+	case len(f.namespaces) > 0:
+		plan.ControllerValues = withValue(plan.ControllerValues, "namespaces", toAny(f.namespaces))
 	}
 	extra, err := f.extra()
 	if extra != nil {
@@ -237,4 +286,12 @@ func maskToken(url, ns string) string {
 		return url + " (no token)"
 	}
 	return fmt.Sprintf("nats://%s (token in Secret %s/%s, key %q)", url[at+1:], ns, provision.TokenSecret, provision.TokenKey)
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }

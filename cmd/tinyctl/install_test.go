@@ -17,32 +17,40 @@ func TestInstallAndUninstall(t *testing.T) {
 	ns := "rt-" + strings.ToLower(rand.Text()[:8])
 	kubeArgs := []string{"--kubeconfig", kube.Kubeconfig, "--runtime-namespace", ns}
 	values := u.file("controller.yaml", "workers: 2\n")
+	media, billing := kube.Namespace(t, nil), kube.Namespace(t, nil)
 
-	r := u.must(append([]string{"install", "--cluster-name", "eu-1", "--controller-values", values}, kubeArgs...)...)
+	r := u.run(append([]string{"install", "--namespaces", media + ",nowhere"}, kubeArgs...)...)
+	expect(t, r, exitError, nil, []string{"namespace to manage does not exist: nowhere; create it first (kubectl create namespace nowhere)"})
+
+	r = u.must(append([]string{"install", "--cluster-name", "eu-1", "--controller-values", values, "--namespaces", media + "," + billing}, kubeArgs...)...)
 	expect(t, r, 0, []string{
 		"Installing the tinyctl runtime in namespace " + ns,
 		"Namespace/" + ns + " created",
-		"Secret/" + ns + "/nats-auth created",
+		"Secret/" + ns + "/tinyctl-nats-keys created",
+		"Secret/" + ns + "/tinyctl-account-signer created",
+		"Secret/" + ns + "/tinyctl-publisher created",
 		"Release/" + ns + "/nats created (nats-0.1.0, revision 1)",
 		"Release/" + ns + "/collector created",
 		"Release/" + ns + "/tinyctl created",
-		"Broker: nats://nats." + ns + ".svc:4222 (token in Secret " + ns + "/nats-auth",
+		"Broker: nats://nats." + ns + ".svc:4222 (an identity per party; publisher credentials in Secret " + ns + "/tinyctl-publisher, key \"publisher.creds\")",
+		"kubectl -n " + ns + " get secret tinyctl-publisher -o jsonpath='{.data.publisher\\.creds}' | base64 -d > publisher.creds",
 	}, nil)
-	if strings.Contains(r.stdout, "nats://tk") {
-		t.Errorf("install printed the broker token:\n%s", r)
+	if strings.Contains(r.stdout, "SU") {
+		t.Errorf("install printed something like a seed:\n%s", r)
 	}
 	dep, err := kube.Clientset(t).AppsV1().Deployments(ns).Get(context.Background(), "tinyctl", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	args := dep.Spec.Template.Spec.Containers[0].Args
-	for _, want := range []string{"--cluster-name=eu-1", "--workers=2"} {
+	for _, want := range []string{"--cluster-name=eu-1", "--workers=2", "--namespaces=" + media + "," + billing} {
 		if !slices.Contains(args, want) {
 			t.Errorf("controller args %v lack %s", args, want)
 		}
 	}
 
-	r = u.must(append([]string{"install", "--cluster-name", "eu-1", "--controller-values", values}, kubeArgs...)...)
+	// The cluster's name and namespaces are kept when not given again.
+	r = u.must(append([]string{"install", "--controller-values", values}, kubeArgs...)...)
 	expect(t, r, 0, []string{"Release/" + ns + "/tinyctl unchanged (tinyctl-0.1.0, revision 1)"}, nil)
 	if !strings.Contains(r.stdout, "Done: ") || strings.Contains(r.stdout, "created") || strings.Contains(r.stdout, "upgraded") {
 		t.Errorf("second install changed something:\n%s", r)
@@ -51,8 +59,25 @@ func TestInstallAndUninstall(t *testing.T) {
 	r = u.must(append([]string{"uninstall"}, kubeArgs...)...)
 	expect(t, r, 0, []string{
 		"Release/" + ns + "/tinyctl deleted", "Release/" + ns + "/nats deleted",
-		"Secret/" + ns + "/nats-auth deleted", "Namespace/" + ns + " deleted",
+		"Secret/" + ns + "/tinyctl-nats-keys deleted", "Namespace/" + ns + " deleted",
 	}, nil)
+}
+
+// TestInstallWithTokenAuth: --broker-auth token shares one token, which
+// install never prints.
+func TestInstallWithTokenAuth(t *testing.T) {
+	u := &user{t: t, home: t.TempDir()}
+	ns := "rt-" + strings.ToLower(rand.Text()[:8])
+	kubeArgs := []string{"--kubeconfig", kube.Kubeconfig, "--runtime-namespace", ns}
+	r := u.must(append([]string{"install", "--broker-auth", "token", "--without-collector", "--skip-crds"}, kubeArgs...)...)
+	expect(t, r, 0, []string{
+		"Secret/" + ns + "/nats-auth created",
+		"Broker: nats://nats." + ns + ".svc:4222 (token in Secret " + ns + "/nats-auth",
+	}, nil)
+	if strings.Contains(r.stdout, "nats://tk") {
+		t.Errorf("install printed the broker token:\n%s", r)
+	}
+	u.must(append([]string{"uninstall"}, kubeArgs...)...)
 }
 
 // TestInstallUsageErrors checks flag mistakes exit 2 before touching a
@@ -67,6 +92,8 @@ func TestInstallUsageErrors(t *testing.T) {
 		{"chart without repo", []string{"install", "--chart", "keda"}, "--chart, --version, --release and --chart-values need --repo"},
 		{"repo without chart", []string{"install", "--repo", "https://example.com/charts"}, "--repo needs --chart"},
 		{"missing values file", []string{"install", "--broker-values", "/nonexistent.yaml"}, "values file:"},
+		{"unknown auth mode", []string{"install", "--broker-auth", "password"}, `--broker-auth "password": want jwt, token or none`},
+		{"both namespace scopes", []string{"install", "--namespaces", "a", "--all-namespaces"}, "--namespaces and --all-namespaces exclude each other"},
 		{"argument", []string{"uninstall", "now"}, "Run 'tinyctl uninstall --help' for usage."},
 	}
 	for _, tt := range tests {

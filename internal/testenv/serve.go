@@ -52,6 +52,7 @@ func Serve(tb testing.TB, binary string, args ...string) *ServeProcess {
 		_ = p.Cmd.Process.Signal(syscall.SIGCONT) // a stopped process cannot die
 		_ = p.Cmd.Process.Kill()
 		<-p.exited
+		NoSecrets(tb, "tinyctl serve's output", p.Output())
 		if tb.Failed() {
 			tb.Logf("tinyctl %s output:\n%s", strings.Join(all, " "), p.Output())
 		}

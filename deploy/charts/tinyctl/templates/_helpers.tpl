@@ -62,4 +62,11 @@ and updates), delete (a component removed or a child no longer rendered). */}}
 - apiGroups: ["keda.sh"]
   resources: ["scaledobjects"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
+{{- if .Values.nats.identity.signerSecret }}
+# Each worker's credentials Secret: read by name before it is written (to
+# check it is the component's own), never listed or watched.
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["get", "create", "patch", "delete"]
+{{- end }}
 {{- end }}
