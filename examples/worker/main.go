@@ -30,7 +30,7 @@ const (
 )
 
 func main() {
-	log := zerolog.New(os.Stderr).With().Timestamp().Logger()
+	log := zerolog.New(os.Stderr).Level(zerolog.InfoLevel).With().Timestamp().Logger()
 	t, err := newThumbnailer(os.Getenv("THUMBNAIL_RECORD"), os.Getenv("THUMBNAIL_WORK"))
 	if err != nil {
 		log.Error().Err(err).Msg("thumbnailer")
