@@ -12,19 +12,22 @@ import (
 
 // Process is a running local worker.
 type Process struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error // set before done is closed
+	name       string
+	cmd        *exec.Cmd
+	stopSignal syscall.Signal
+	done       chan struct{}
+	err        error // set before done is closed
 }
 
 // Command says what to run: argv, its environment and working directory
-// (empty: this process's), and the name that prefixes its output lines.
+// (empty: this process's), the name that prefixes its output lines, and
+// the signal Stop sends (zero: SIGTERM, what Kubernetes sends a pod).
 type Command struct {
-	Name string
-	Argv []string
-	Env  []string
-	Dir  string
+	Name       string
+	Argv       []string
+	Env        []string
+	Dir        string
+	StopSignal syscall.Signal
 }
 
 // Start runs c in a process group of its own (so that stopping a `go run`
@@ -44,7 +47,10 @@ func Start(c Command, out io.Writer) (*Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("local worker %s: start %q: %w", c.Name, c.Argv[0], err)
 	}
-	p := &Process{name: c.Name, cmd: cmd, done: make(chan struct{})}
+	p := &Process{name: c.Name, cmd: cmd, done: make(chan struct{}), stopSignal: c.StopSignal}
+	if p.stopSignal == 0 {
+		p.stopSignal = syscall.SIGTERM
+	}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
@@ -69,6 +75,10 @@ func prefixLines(r io.Reader, w io.Writer, prefix string) {
 	_, _ = io.Copy(io.Discard, r) // a line too long ends the scan: keep the pipe flowing
 }
 
+// Pid is the process id of the started program, which is also its
+// process group's id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Done is closed once the process has exited and its output is copied.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
@@ -78,12 +88,13 @@ func (p *Process) Err() error {
 	return p.err
 }
 
-// Stop sends SIGTERM to the process group and waits for the process to
-// exit; after grace it sends SIGKILL. It returns how the process exited.
+// Stop sends the stop signal to the process group and waits for the
+// process to exit; after grace it sends SIGKILL. It returns how the
+// process exited.
 func (p *Process) Stop(grace time.Duration) error {
 	pgid := p.cmd.Process.Pid
-	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("local worker %s: SIGTERM: %w", p.name, err)
+	if err := syscall.Kill(-pgid, p.stopSignal); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("local worker %s: %v: %w", p.name, p.stopSignal, err)
 	}
 	t := time.NewTimer(grace)
 	defer t.Stop()
