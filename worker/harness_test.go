@@ -35,7 +35,12 @@ type queue struct {
 
 func newQueue(t *testing.T, ackWait time.Duration) *queue {
 	t.Helper()
-	s := natstest.Start(t)
+	return newQueueOn(t, natstest.Start(t), ackWait)
+}
+
+// newQueueOn makes the stream and consumer on s.
+func newQueueOn(t *testing.T, s *natstest.Server, ackWait time.Duration) *queue {
+	t.Helper()
 	nc := s.Connect(t)
 	js, err := jetstream.New(nc)
 	testenv.Must(t, err)

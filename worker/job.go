@@ -64,12 +64,16 @@ func (j *Job) ID() string {
 // included: 1 the first time, more after a redelivery.
 func (j *Job) Attempt() int { return int(j.meta.NumDelivered) }
 
-// Ack acknowledges the job and waits until the server has recorded it (or
-// ctx ends): JetStream removes it from the stream. It fails when the job
-// was already settled or the server did not confirm; an unconfirmed job is
-// redelivered after its ack wait.
+// Ack acknowledges the job and waits until the server has recorded it
+// (for at most 5s, or until ctx ends): JetStream removes it from the
+// stream. It fails when the job was already settled or the server did not
+// confirm; an unconfirmed job is redelivered after its ack wait.
 func (j *Job) Ack(ctx context.Context) error {
-	return j.settle(outcomeAck, func() error { return j.msg.DoubleAck(ctx) })
+	return j.settle(outcomeAck, func() error {
+		ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+		defer cancel()
+		return j.msg.DoubleAck(ctx)
+	})
 }
 
 // Nak hands the job back: JetStream redelivers it after delay (0: at

@@ -24,20 +24,23 @@ func (w *Worker) pull(ctx context.Context, start func(msg jetstream.Msg, release
 	var cons jetstream.Consumer
 	failures := 0
 	for {
-		n := acquire(ctx, slots)
-		if n == 0 {
-			return
-		}
 		var err error
 		if cons == nil {
 			cons, err = w.bind(ctx)
 		}
 		if err == nil {
+			n := acquire(ctx, slots)
+			if n == 0 {
+				return
+			}
 			err = w.fetch(ctx, cons, n, slots, start)
 		}
 		if err == nil {
 			failures = 0
 			continue
+		}
+		if ctx.Err() != nil {
+			return
 		}
 		if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
 			cons = nil

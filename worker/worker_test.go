@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/worker"
 )
@@ -167,4 +168,18 @@ func TestKeepAliveHoldsALongJob(t *testing.T) {
 		t.Errorf("%d redeliveries of a job kept alive", ci.NumRedelivered)
 	}
 	testenv.Must(t, rec.equal(map[string][]int{"long": {1}}))
+}
+
+func TestWorkerWaitsForItsConsumer(t *testing.T) {
+	t.Parallel()
+	s := natstest.Start(t)
+	rec := &record{}
+	q := &queue{s: s}
+	q.serve(t, func(_ context.Context, job *worker.Job) error {
+		rec.add(job)
+		return nil
+	})
+	ready := newQueueOn(t, s, 30*time.Second) // created after the worker started
+	ready.publish(t, "late", nil)
+	testenv.Eventually(t, 15*time.Second, func() error { return rec.equal(map[string][]int{"late": {1}}) })
 }
