@@ -9,10 +9,10 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 )
 
-// placed reports whether comp selects the cluster named cluster with the
+// Placed reports whether comp selects the cluster named cluster with the
 // given labels: no placement selects every cluster; with both a cluster
 // list and a selector, both must match.
-func placed(comp api.Component, cluster string, clusterLabels map[string]string) bool {
+func Placed(comp api.Component, cluster string, clusterLabels map[string]string) bool {
 	p := comp.Spec.Placement
 	if p == nil {
 		return true

@@ -104,7 +104,7 @@ func decide(in input) plan {
 		p.kind, p.err = planInvalid, err
 		return p
 	}
-	if !placed(comp, in.cluster.name, in.cluster.labels) {
+	if !Placed(comp, in.cluster.name, in.cluster.labels) {
 		p.kind, p.prune = planUnplace, in.live
 		return p
 	}

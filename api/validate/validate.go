@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -101,8 +102,19 @@ func validateMetadata(m api.Metadata, path *field.Path) field.ErrorList {
 	errs = append(errs, validateLabelMap(m.Labels, path.Child("labels"))...)
 	errs = append(errs, reservedKeys(m.Labels, path.Child("labels"))...)
 	errs = append(errs, validateAnnotationMap(m.Annotations, path.Child("annotations"))...)
-	errs = append(errs, reservedKeys(m.Annotations, path.Child("annotations"))...)
+	errs = append(errs, reservedKeys(withoutDevRun(m.Annotations), path.Child("annotations"))...)
 	return errs
+}
+
+// withoutDevRun is annotations less api.AnnotationDevRun, the one tinyctl
+// key a user sets (for `tinyctl dev`, never on a child).
+func withoutDevRun(annotations map[string]string) map[string]string {
+	if _, ok := annotations[api.AnnotationDevRun]; !ok {
+		return annotations
+	}
+	out := maps.Clone(annotations)
+	delete(out, api.AnnotationDevRun)
+	return out
 }
 
 // dns1123Label reports value if it is not a DNS-1123 label.

@@ -87,6 +87,18 @@ func TestValidateAcceptsValidComponent(t *testing.T) {
 	}
 }
 
+func TestTheDevRunAnnotationIsTheUsersAndOnlyAnAnnotation(t *testing.T) {
+	c := validComponent()
+	c.Metadata.Annotations[api.AnnotationDevRun] = "go run ./examples/worker"
+	if errs := Component(c); len(errs) > 0 {
+		t.Errorf("%s refused as an annotation:\n%v", api.AnnotationDevRun, AsError(errs))
+	}
+	c.Metadata.Labels[api.AnnotationDevRun] = "x"
+	if errs := Component(c); len(errs) == 0 || errs[0].Field != "metadata.labels[dev.tinyctl.io/run]" {
+		t.Errorf("%s as a label: got %v, want it forbidden", api.AnnotationDevRun, errs)
+	}
+}
+
 func TestValidateReportsFieldPaths(t *testing.T) {
 	tests := []struct {
 		name   string

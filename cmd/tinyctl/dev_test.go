@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,13 +20,16 @@ import (
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
-// TestDevRunsEverythingAndLeavesNothingBehind runs `tinyctl dev` as the
-// README says, checks that the examples become Deployments in its API
-// server and that tinyctl reaches its NATS, then presses Ctrl-C.
+// TestDevRunsEverythingAndLeavesNothingBehind runs `tinyctl dev` from the
+// repository's root as the README says, checks that the examples become
+// Deployments in its API server, that tinyctl reaches its NATS and that the
+// thumbnailer's local worker (its dev.tinyctl.io/run annotation) processes
+// a published job, then presses Ctrl-C.
 func TestDevRunsEverythingAndLeavesNothingBehind(t *testing.T) {
 	cmd := exec.Command(binary, "dev", "--nats-port", "-1",
 		"--health-addr", testenv.FreeAddr(t), "--metrics-addr", testenv.FreeAddr(t),
-		"--examples", filepath.Join("..", "..", "examples"))
+		"--examples", "examples")
+	cmd.Dir = filepath.Join("..", "..")
 	cmd.Env = os.Environ()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -48,6 +52,20 @@ func TestDevRunsEverythingAndLeavesNothingBehind(t *testing.T) {
 	kubeconfig := valueAfter(out, "export KUBECONFIG=")
 	natsURL := valueAfter(out, "export TINYCTL_NATS_URL=")
 	stateDir := filepath.Dir(kubeconfig)
+	later := &testenv.SyncBuffer{}
+	collected := make(chan struct{})
+	go func() { // keep reading, or the dev process blocks on its output
+		defer close(collected)
+		for l := range lines {
+			fmt.Fprintln(later, l)
+		}
+	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("dev output:\n%s%s", out, later)
+		}
+	})
+	workerPID := checkLocalWorkers(t, out, natsURL)
 
 	cs := clientFor(t, kubeconfig)
 	for _, d := range []string{"billing/billing-exporter", "docs/pdf-extractor", "media/thumbnailer",
@@ -71,10 +89,15 @@ func TestDevRunsEverythingAndLeavesNothingBehind(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	for range lines { // drain until the process closes its output
-	}
+	<-collected // the process closed its output
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("dev exited with %v after Ctrl-C, want 0", err)
+	}
+	if !strings.Contains(later.String(), "media/thumbnailer | ") || !strings.Contains(later.String(), `"drained"`) {
+		t.Errorf("the local worker did not drain on Ctrl-C; output after ready:\n%s", later)
+	}
+	if err := syscall.Kill(-workerPID, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the local worker's process group %d is still there after Ctrl-C (kill -0: %v)", workerPID, err)
 	}
 	if _, err := os.Stat(stateDir); !os.IsNotExist(err) {
 		t.Errorf("control plane state %s left behind (%v)", stateDir, err)

@@ -91,6 +91,9 @@ var forbidden = map[string][]string{
 	"provision": {"reconcile", "serve", "bus", "internal", "client", "cmd"},
 	"serve":     {"provision", "internal", "client", "cmd"},
 	"client":    {"apply", "reconcile", "serve", "provision", "internal", "cmd"},
+	// A worker imports the library without tinyctl's own dependencies:
+	// only the environment contract.
+	"worker": {"api", "render", "apply", "bus", "identity", "reconcile", "serve", "provision", "internal", "client", "cmd"},
 }
 
 // allowed are the exceptions to forbidden: the heartbeat carries render's
@@ -98,6 +101,7 @@ var forbidden = map[string][]string{
 var allowed = map[string][]string{
 	"bus/status": {"render"},
 	"api":        {},
+	"worker":     {"api/workerenv"},
 }
 
 func TestImportsPointOneWay(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/client"
@@ -82,7 +83,7 @@ func runController(ctx context.Context, o Options, nats *bus.Embedded, cp *local
 		NATS:       bus.Config{URLs: []string{nats.ClientURL()}, Name: "tinyctl-dev"},
 		Kubeconfig: cp.Kubeconfig,
 		Loop: reconcile.Config{
-			Cluster:          render.Cluster{Name: ClusterName},
+			Cluster:          cluster(""),
 			ClusterLabels:    ClusterLabels,
 			CreateNamespaces: true,
 			Recheck:          5 * time.Second,
@@ -106,19 +107,23 @@ func runController(ctx context.Context, o Options, nats *bus.Embedded, cp *local
 		}
 		return err
 	}
-	if err := publishExamples(ctx, o, nats.ClientURL()); err != nil {
+	comps, err := publishExamples(ctx, o, nats.ClientURL())
+	if err != nil {
 		cancel(err)
 		<-done
 		return err
 	}
+	workers := startWorkers(o.Out, comps, nats.ClientURL())
 	metrics, health := ctrl.Addrs()
 	printUsage(o.Out, nats, cp, health, metrics)
 	select {
 	case err := <-done:
+		workers.stop(o.Out)
 		return err
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(o.Out, "\nstopping: controller, control plane, NATS")
+	fmt.Fprintln(o.Out, "\nstopping: local workers, controller, control plane, NATS")
+	workers.stop(o.Out)
 	return <-done
 }
 
@@ -153,34 +158,37 @@ func installCRDs(ctx context.Context, cp *localkube.ControlPlane) error {
 	return m.WaitEstablished(ctx, crd.GetName(), 30*time.Second)
 }
 
-// publishExamples publishes the components under o.Examples.
-func publishExamples(ctx context.Context, o Options, url string) error {
+// publishExamples publishes the components under o.Examples and returns
+// them.
+func publishExamples(ctx context.Context, o Options, url string) ([]api.Component, error) {
 	if o.Examples == "" {
-		return nil
+		return nil, nil
 	}
 	srcs, err := manifest.Read([]string{o.Examples}, true, nil)
 	if err != nil {
-		return fmt.Errorf("examples: %w", err)
+		return nil, fmt.Errorf("examples: %w", err)
 	}
 	set := manifest.Load(srcs, manifest.Options{})
 	if len(set.Problems) > 0 {
-		return fmt.Errorf("examples: %s", set.Problems[0])
+		return nil, fmt.Errorf("examples: %s", set.Problems[0])
 	}
 	conn, err := bus.Connect(ctx, bus.Config{URLs: []string{url}, Name: "tinyctl-dev-publish"}, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer conn.Close()
 	pub, err := client.New(ctx, conn, client.Config{Create: true})
 	if err != nil {
-		return err
+		return nil, err
 	}
+	comps := make([]api.Component, 0, len(set.Components))
 	for _, c := range set.Components {
 		res, err := pub.Publish(ctx, c.Component, client.PublishOptions{})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		fmt.Fprintf(o.Out, "  component/%s %s (revision %d)\n", res.Key, res.Action, res.Revision)
+		comps = append(comps, c.Component)
 	}
-	return nil
+	return comps, nil
 }

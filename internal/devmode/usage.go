@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/internal/localkube"
 )
@@ -31,10 +32,11 @@ func printUsage(w io.Writer, nats *bus.Embedded, cp *localkube.ControlPlane, hea
 
 This cluster is named %q with labels %s: components whose placement
 selects other clusters do not run here. No nodes and no KEDA run in dev mode:
-Deployments and ScaledObjects are created, but no pods start.
+Deployments and ScaledObjects are created, but no pods start; a component
+annotated %s runs that command as a local worker instead.
 Press Ctrl-C to stop everything.
 `, ReadyLine, cp.Kubeconfig, nats.ClientURL(), nats.MonitorURL(), url(health, "/readyz"), url(metrics, "/metrics"),
-		ClusterName, labels.Set(ClusterLabels))
+		ClusterName, labels.Set(ClusterLabels), api.AnnotationDevRun)
 }
 
 // url is http://addr/path, or "off" for a disabled address.

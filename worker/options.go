@@ -1,0 +1,102 @@
+package worker
+
+import (
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/propagation"
+)
+
+// Defaults of the options.
+const (
+	// DefaultGrace is how long a draining worker waits for running
+	// handlers: under Kubernetes' default termination grace period (30s).
+	DefaultGrace = 25 * time.Second
+	// pollWait bounds one pull request; a worker told to stop stops pulling
+	// within it.
+	pollWait = 2 * time.Second
+	// settleTimeout bounds an ack's round trip to the server.
+	settleTimeout = 5 * time.Second
+)
+
+// Option changes how a Worker runs.
+type Option func(*options)
+
+type options struct {
+	maxInFlight int
+	grace       time.Duration
+	keepAlive   bool
+	retryDelay  func(attempt int) time.Duration
+	registry    *prometheus.Registry
+	propagator  propagation.TextMapPropagator
+	metricsAddr string
+}
+
+func newOptions(opts []Option) options {
+	o := options{
+		maxInFlight: 1,
+		grace:       DefaultGrace,
+		retryDelay:  DefaultRetryDelay,
+		propagator:  propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.registry == nil {
+		o.registry = newRegistry()
+	}
+	return o
+}
+
+// MaxInFlight sets how many jobs the worker handles at once (default 1;
+// n < 1 means GOMAXPROCS). The worker pulls only as many jobs as it has
+// free slots, so a job waits in the stream, not in this process.
+func MaxInFlight(n int) Option {
+	return func(o *options) {
+		if n < 1 {
+			n = runtime.GOMAXPROCS(0)
+		}
+		o.maxInFlight = n
+	}
+}
+
+// Grace sets how long a draining worker lets running handlers finish
+// (default DefaultGrace). Then their contexts are cancelled.
+func Grace(d time.Duration) Option { return func(o *options) { o.grace = d } }
+
+// KeepAlive makes the worker tell JetStream a job is still in progress
+// every half ack wait (the consumer's shortest) while its handler runs, so
+// a long job is not redelivered to another worker. Without it a handler
+// that runs past the ack wait is redelivered: call Job.InProgress instead.
+func KeepAlive() Option { return func(o *options) { o.keepAlive = true } }
+
+// RetryDelay sets how long JetStream waits before redelivering a job whose
+// handler failed, given its delivery attempt (1 for the first);
+// DefaultRetryDelay by default.
+func RetryDelay(f func(attempt int) time.Duration) Option {
+	return func(o *options) { o.retryDelay = f }
+}
+
+// DefaultRetryDelay doubles from 1s each attempt, up to one minute.
+func DefaultRetryDelay(attempt int) time.Duration {
+	if attempt < 1 {
+		attempt = 1
+	}
+	return min(time.Second<<min(attempt-1, 6), time.Minute)
+}
+
+// Registry registers the worker's metrics in reg, the registry a metrics
+// listener serves. By default the worker has a registry of its own with
+// the Go runtime and process collectors.
+func Registry(reg *prometheus.Registry) Option { return func(o *options) { o.registry = reg } }
+
+// Propagator sets how trace context is read from job headers (default:
+// W3C traceparent and baggage).
+func Propagator(p propagation.TextMapPropagator) Option {
+	return func(o *options) { o.propagator = p }
+}
+
+// MetricsAddr makes Run serve the worker's registry at /metrics on addr
+// (":9090", say), overriding EnvMetricsAddr.
+func MetricsAddr(addr string) Option { return func(o *options) { o.metricsAddr = addr } }

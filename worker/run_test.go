@@ -1,0 +1,55 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/worker"
+)
+
+// TestRunServesMetricsFromTheEnvironment runs a worker as a main would:
+// configured only by the environment, metrics listener included.
+func TestRunServesMetricsFromTheEnvironment(t *testing.T) {
+	q := newQueue(t, 30*time.Second)
+	addr := testenv.FreeAddr(t)
+	for k, v := range map[string]string{"NATS_URL": q.s.URL(), "TINYCTL_STREAM": testStream,
+		"TINYCTL_CONSUMER": testConsumer, worker.EnvMetricsAddr: addr} {
+		t.Setenv(k, v)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- worker.Run(ctx, func(context.Context, *worker.Job) error { return nil }) }()
+	q.publish(t, "one", nil)
+	testenv.Eventually(t, 10*time.Second, func() error {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		if want := `tinyctl_worker_jobs_total{outcome="ack"} 1`; !strings.Contains(string(b), want) {
+			return fmt.Errorf("/metrics lacks %s", want)
+		}
+		return nil
+	})
+	cancel()
+	select {
+	case err := <-done:
+		testenv.Must(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return within 10s of its context ending")
+	}
+	if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+		resp.Body.Close()
+		t.Error("the metrics listener still answers after Run returned")
+	}
+}
