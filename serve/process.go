@@ -125,6 +125,7 @@ func (p *Process) Run(ctx context.Context) error {
 	}
 	defer stop()
 	go p.heartbeat(ctx)
+	go p.watchClusters(ctx)
 	log.Info().Str("nats", p.conn.NATS().ConnectedUrlRedacted()).Str("kube", p.kube.Host).Msg("controller started; campaigning for the lease")
 	return p.campaign(ctx)
 }
