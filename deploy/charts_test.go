@@ -58,6 +58,8 @@ func TestChartsLintClean(t *testing.T) {
 		{"tinyctl", nil},
 		{"tinyctl", map[string]any{"namespaces": []any{"team-a", "team-b"}}},
 		{"tinyctl", map[string]any{"createNamespaces": true, "clusterLabels": map[string]any{"region": "eu"}}},
+		{"tinyctl", monitoringOn},
+		{"tinyctl", map[string]any{"replicas": 1}},
 		{"nats", nil},
 		{"nats", map[string]any{"auth": map[string]any{"enabled": false}, "storage": map[string]any{"storageClassName": "fast"}}},
 		{"collector", nil},
