@@ -163,7 +163,7 @@ func checkBrokerWiring(t *testing.T, r *runtime) {
 // warnings through the same client.
 func checkWarningsAreSeen(t *testing.T, r *runtime) {
 	t.Helper()
-	srv := chartRepo(t, privilegedChart)
+	srv := testenv.ChartRepo(t, privilegedChart)
 	_, err := r.p.InstallRelease(context.Background(), provision.Release{
 		Name: "privileged", Chart: provision.Chart{RepoURL: srv.URL, Name: "privileged"},
 	})
