@@ -67,6 +67,8 @@ func TestChartsLintClean(t *testing.T) {
 		{"tinyctl", map[string]any{"namespaces": []any{}, "createNamespaces": true, "clusterLabels": map[string]any{"region": "eu"}}},
 		{"tinyctl", map[string]any{"nats": withIdentity}},
 		{"tinyctl", map[string]any{"nats": map[string]any{"tls": map[string]any{"secretName": "nats-tls", "clientCert": true}}}},
+		{"tinyctl", monitoringOn},
+		{"tinyctl", map[string]any{"replicas": 1}},
 		{"nats", nil},
 		{"nats", map[string]any{"auth": map[string]any{"mode": "none"}, "storage": map[string]any{"storageClassName": "fast"}}},
 		{"nats", map[string]any{"auth": map[string]any{"mode": "jwt"}, "tls": map[string]any{"secretName": "nats-tls", "verify": true}}},

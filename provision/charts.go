@@ -22,11 +22,13 @@ const (
 )
 
 // Chart says where a chart comes from: one embedded in the binary
-// (Embedded names a directory of deploy/charts), or a chart repository, as
-// `helm install --repo RepoURL Name --version Version` would fetch it (an
-// empty Version means the newest).
+// (Embedded names a directory of deploy/charts), a local chart directory
+// or packaged .tgz (Path), or a chart repository, as `helm install --repo
+// RepoURL Name --version Version` would fetch it (an empty Version means
+// the newest).
 type Chart struct {
 	Embedded string
+	Path     string
 	RepoURL  string
 	Name     string
 	Version  string
@@ -35,10 +37,14 @@ type Chart struct {
 // Embedded returns the embedded chart called name.
 func Embedded(name string) Chart { return Chart{Embedded: name} }
 
-// String renders "embedded chart nats" or "chart keda 2.17.0 from URL".
+// String renders "embedded chart nats", "chart at PATH" or "chart keda
+// 2.17.0 from URL".
 func (c Chart) String() string {
-	if c.Embedded != "" {
+	switch {
+	case c.Embedded != "":
 		return "embedded chart " + c.Embedded
+	case c.Path != "":
+		return "chart at " + c.Path
 	}
 	v := c.Version
 	if v == "" {
@@ -49,10 +55,17 @@ func (c Chart) String() string {
 
 // locate returns a directory or archive holding the chart and a function
 // that removes it when it is temporary. A repository chart is downloaded
-// into the cache; its errors wrap ErrChartUnavailable.
+// into the cache; a local one is used where it is. Errors wrap
+// ErrChartUnavailable.
 func (p *Provisioner) locate(hc *helmclient.HelmClient, c Chart) (string, func(), error) {
-	if c.Embedded != "" {
+	switch {
+	case c.Embedded != "":
 		return extractEmbedded(c.Embedded)
+	case c.Path != "":
+		if _, err := os.Stat(c.Path); err != nil {
+			return "", nil, fmt.Errorf("%s: %w: %w", c, ErrChartUnavailable, err)
+		}
+		return c.Path, func() {}, nil
 	}
 	if c.RepoURL == "" || c.Name == "" {
 		return "", nil, fmt.Errorf("%s: %w: need an embedded name, or a repository URL and a chart name", c, ErrChartUnavailable)

@@ -20,7 +20,7 @@ import (
 var chartKinds = map[string][]string{
 	"nats":      {"ConfigMap", "Service", "Service", "StatefulSet"},
 	"collector": {"ConfigMap", "Deployment", "Service"},
-	"tinyctl":   {"Deployment", "Role", "RoleBinding", "Service", "ServiceAccount"},
+	"tinyctl":   {"Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"},
 }
 
 var releaseNames = []string{"nats", "collector", "tinyctl"}
@@ -163,7 +163,7 @@ func checkBrokerWiring(t *testing.T, r *runtime) {
 // warnings through the same client.
 func checkWarningsAreSeen(t *testing.T, r *runtime) {
 	t.Helper()
-	srv := chartRepo(t, privilegedChart)
+	srv := testenv.ChartRepo(t, privilegedChart)
 	_, err := r.p.InstallRelease(context.Background(), provision.Release{
 		Name: "privileged", Chart: provision.Chart{RepoURL: srv.URL, Name: "privileged"},
 	})

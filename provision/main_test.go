@@ -103,16 +103,17 @@ type objectRef struct {
 func (o objectRef) String() string { return o.kind + "/" + o.namespace + "/" + o.name }
 
 var resources = map[string]schema.GroupVersionResource{
-	"ConfigMap":          {Version: "v1", Resource: "configmaps"},
-	"Secret":             {Version: "v1", Resource: "secrets"},
-	"Service":            {Version: "v1", Resource: "services"},
-	"ServiceAccount":     {Version: "v1", Resource: "serviceaccounts"},
-	"Deployment":         {Group: "apps", Version: "v1", Resource: "deployments"},
-	"StatefulSet":        {Group: "apps", Version: "v1", Resource: "statefulsets"},
-	"ClusterRole":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
-	"ClusterRoleBinding": {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
-	"Role":               {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
-	"RoleBinding":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	"ConfigMap":           {Version: "v1", Resource: "configmaps"},
+	"Secret":              {Version: "v1", Resource: "secrets"},
+	"Service":             {Version: "v1", Resource: "services"},
+	"ServiceAccount":      {Version: "v1", Resource: "serviceaccounts"},
+	"Deployment":          {Group: "apps", Version: "v1", Resource: "deployments"},
+	"StatefulSet":         {Group: "apps", Version: "v1", Resource: "statefulsets"},
+	"ClusterRole":         {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	"ClusterRoleBinding":  {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	"Role":                {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	"RoleBinding":         {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	"PodDisruptionBudget": {Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
 }
 
 var clusterScoped = []string{"ClusterRole", "ClusterRoleBinding"}

@@ -5,15 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/repo"
-
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/provision"
 )
 
@@ -42,50 +38,10 @@ spec:
 `,
 }
 
-// chartRepo serves a chart repository over HTTP: each chart (its files by
-// path) packaged, and their index.yaml, all made by the Helm SDK.
-func chartRepo(t *testing.T, charts ...map[string]string) *httptest.Server {
-	t.Helper()
-	dir := t.TempDir()
-	for _, files := range charts {
-		packageChart(t, files, dir)
-	}
-	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
-	t.Cleanup(srv.Close)
-	index, err := repo.IndexDirectory(dir, srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := index.WriteFile(filepath.Join(dir, "index.yaml"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return srv
-}
-
-// packageChart writes a chart's files and packages it into dir.
-func packageChart(t *testing.T, files map[string]string, dir string) {
-	t.Helper()
-	src := filepath.Join(t.TempDir(), "chart")
-	for name, text := range files {
-		path := filepath.Join(src, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pkg := action.NewPackage()
-	pkg.Destination = dir
-	if _, err := pkg.Run(src, nil); err != nil {
-		t.Fatalf("package chart: %v", err)
-	}
-}
-
 // TestInstallFromRepository installs a chart from a repository served in
 // the test, as `--repo URL --chart NAME --version V` does.
 func TestInstallFromRepository(t *testing.T) {
-	srv := chartRepo(t, demoChart)
+	srv := testenv.ChartRepo(t, demoChart)
 	r := newRuntime(t, provision.Options{})
 	ctx := context.Background()
 	if _, err := r.p.EnsureNamespace(ctx); err != nil {
@@ -115,7 +71,7 @@ func TestInstallFromRepository(t *testing.T) {
 // TestRepositoryErrors checks a chart that cannot be fetched gives an
 // error that says which chart, from where, and why.
 func TestRepositoryErrors(t *testing.T) {
-	srv := chartRepo(t, demoChart)
+	srv := testenv.ChartRepo(t, demoChart)
 	gone := httptest.NewServer(http.NotFoundHandler())
 	gone.Close()
 	r := newRuntime(t, provision.Options{})

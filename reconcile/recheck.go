@@ -66,6 +66,18 @@ func (c *Controller) stalledAt(key string) bool {
 	return ok && st.ObservedRevision == e.rev && st.IsTrue(api.ConditionStalled)
 }
 
+// Stalled returns how many components' latest revisions failed for good
+// (status Stalled=True at that revision): they wait for a new revision.
+func (c *Controller) Stalled() int {
+	n := 0
+	for _, k := range c.specs.liveKeys() {
+		if c.stalledAt(k) {
+			n++
+		}
+	}
+	return n
+}
+
 // checkBucket signals the watch loop when the spec bucket's incarnation
 // changed (deleted and created again), which a resuming watch cannot see.
 func (c *Controller) checkBucket(ctx context.Context) error {

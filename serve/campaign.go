@@ -40,6 +40,7 @@ func (p *Process) campaign(ctx context.Context) error {
 			stopRenewing()
 			return fmt.Errorf("campaign for lease %s: %w", p.cfg.leaseName(), err)
 		}
+		p.metrics.acquired.Inc()
 		log.Info().Str("lease", p.cfg.leaseName()).Msg("lease acquired; reconciling")
 		err = p.lead(ctx, l)
 		switch {

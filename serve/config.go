@@ -57,6 +57,10 @@ type Config struct {
 	Identity *Identity
 	// WorkerTLS names the TLS files workers get with their credentials.
 	WorkerTLS WorkerTLSFiles
+	// KEDAOperatorSelector is the label selector of KEDA's operator
+	// Deployment, looked for in every namespace before each heartbeat
+	// (default DefaultKEDAOperatorSelector).
+	KEDAOperatorSelector string
 }
 
 // Identity is what the controller needs to mint users of its account: the
@@ -95,6 +99,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.HeartbeatTTL == 0 {
 		c.HeartbeatTTL = DefaultHeartbeatTTL
+	}
+	if c.KEDAOperatorSelector == "" {
+		c.KEDAOperatorSelector = DefaultKEDAOperatorSelector
 	}
 	return c
 }

@@ -22,13 +22,29 @@ type metrics struct {
 	connected  prometheus.Gauge
 	queueDepth prometheus.GaugeFunc
 	watchLag   prometheus.GaugeFunc
+	stalled    prometheus.GaugeFunc
+	// acquired counts the times this process won the lease; summed over
+	// a cluster's replicas it counts leader changes.
+	acquired prometheus.Counter
+	// staleClusters is 1 for each cluster whose status records outlive its
+	// heartbeat (what `tinyctl status` shows as stale), 0 for live ones.
+	staleClusters *prometheus.GaugeVec
 }
 
 // loopView is what the gauges read from the running loop.
 type loopView interface {
 	QueueDepth() int
 	LastRevision() uint64
+	Stalled() int
 }
+
+// Label values known in advance, exported at zero from the start so that
+// rate() and increase() see a series' first increment.
+var (
+	reconcileResults = []string{"success", reconcile.Transient.String(), reconcile.Permanent.String(), reconcile.Waiting.String()}
+	retryClasses     = []string{reconcile.Transient.String(), reconcile.Waiting.String()}
+	recheckKinds     = []string{"partial", "full"}
+)
 
 func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
@@ -76,9 +92,56 @@ func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 		}
 		return 0
 	})
+	m.addHealthSeries(loop)
 	m.reg.MustRegister(m.duration, m.applies, m.retries, m.rechecks, m.leader, m.connected, m.queueDepth, m.watchLag,
+		m.stalled, m.acquired, m.staleClusters,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.initLabels()
 	return m
+}
+
+// addHealthSeries makes the series the alerts watch beyond the loop's
+// own: stalled components, lease acquisitions and stale clusters.
+func (m *metrics) addHealthSeries(loop func() loopView) {
+	m.stalled = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tinyctl_components_stalled",
+		Help: "Components whose latest revision failed for good (Stalled=True); they wait for a new revision.",
+	}, func() float64 {
+		if l := loop(); l != nil {
+			return float64(l.Stalled())
+		}
+		return 0
+	})
+	m.acquired = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tinyctl_lease_acquisitions_total",
+		Help: "Times this process won the cluster's lease; summed over replicas, leader changes.",
+	})
+	m.staleClusters = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "tinyctl_cluster_stale",
+		Help: "1 for a cluster whose status records outlive its heartbeat (its controller stopped beating), 0 for a live one.",
+	}, []string{"cluster"})
+}
+
+// initLabels exports every known label combination at zero.
+func (m *metrics) initLabels() {
+	for _, r := range reconcileResults {
+		m.duration.WithLabelValues(r)
+	}
+	for _, c := range retryClasses {
+		m.retries.WithLabelValues(c)
+	}
+	for _, k := range recheckKinds {
+		m.rechecks.WithLabelValues(k)
+	}
+}
+
+// setStaleClusters replaces the stale-cluster series with stale, by
+// cluster: a cluster no longer named loses its series.
+func (m *metrics) setStaleClusters(stale map[string]bool) {
+	m.staleClusters.Reset()
+	for cluster, s := range stale {
+		boolGauge(m.staleClusters.WithLabelValues(cluster), s)
+	}
 }
 
 // Reconciled implements reconcile.Observer.

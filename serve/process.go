@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/tinyctl/tinyctl/bus"
@@ -125,6 +126,7 @@ func (p *Process) Run(ctx context.Context) error {
 	}
 	defer stop()
 	go p.heartbeat(ctx)
+	go p.watchClusters(ctx)
 	log.Info().Str("nats", p.conn.NATS().ConnectedUrlRedacted()).Str("kube", p.kube.Host).Msg("controller started; campaigning for the lease")
 	return p.campaign(ctx)
 }
@@ -204,12 +206,21 @@ func (p *Process) openStores(ctx context.Context) error {
 // ones. It carries the cluster's labels and render settings.
 func (p *Process) heartbeat(ctx context.Context) {
 	settings, tenancy := p.cfg.Loop.Cluster, p.cfg.Loop.Tenancy
-	err := p.statuses.RunHeartbeat(ctx, status.HeartbeatOptions{
+	opts := status.HeartbeatOptions{
 		Heartbeat: status.Heartbeat{Cluster: p.cfg.cluster(), Labels: p.cfg.Loop.ClusterLabels,
 			Controller: p.cfg.Holder, Settings: &settings, Tenancy: &tenancy},
 		Interval: p.cfg.HeartbeatTTL / 3, TTL: p.cfg.HeartbeatTTL,
 		OnError: func(err error) { zerolog.Ctx(ctx).Warn().Err(err).Msg("heartbeat failed") },
-	})
+	}
+	if cs, err := kubernetes.NewForConfig(p.kube); err == nil {
+		probe := &kedaProbe{kube: cs, selector: p.cfg.KEDAOperatorSelector}
+		opts.Refresh = func(ctx context.Context, hb *status.Heartbeat) {
+			rctx, cancel := context.WithTimeout(ctx, opts.Interval/2)
+			defer cancel()
+			probe.refresh(rctx, hb)
+		}
+	}
+	err := p.statuses.RunHeartbeat(ctx, opts)
 	if err != nil && ctx.Err() == nil {
 		zerolog.Ctx(ctx).Error().Err(err).Msg("heartbeat stopped")
 	}

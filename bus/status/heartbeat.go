@@ -36,7 +36,23 @@ type Heartbeat struct {
 	// Tenancy is which subjects each namespace may use in this cluster
 	// (nil from controllers that predate it).
 	Tenancy *validate.Tenancy `json:"tenancy,omitempty"`
+	// KEDA is whether a KEDA operator runs in the cluster, as its
+	// controller last looked ("" when it could not tell).
+	KEDA KEDAState `json:"keda,omitempty"`
 }
+
+// KEDAState is what a controller found of KEDA's operator in its cluster.
+type KEDAState string
+
+// KEDA states; the empty state means unknown (the controller may not list
+// Deployments cluster-wide, or predates the field).
+const (
+	// KEDARunning: an operator Deployment has an available replica.
+	KEDARunning KEDAState = "running"
+	// KEDAAbsent: no operator Deployment, or none with an available
+	// replica: ScaledObjects are written but nothing scales.
+	KEDAAbsent KEDAState = "absent"
+)
 
 // TTL is how long the heartbeat counts as live after it was written.
 func (h Heartbeat) TTL() time.Duration { return time.Duration(h.TTLSeconds) * time.Second }
@@ -152,6 +168,9 @@ type HeartbeatOptions struct {
 	TTL      time.Duration
 	// OnError, if set, receives each failed beat; beating goes on.
 	OnError func(error)
+	// Refresh, if set, is called before each beat to update what changes
+	// between beats (KEDA); it must return within the interval.
+	Refresh func(ctx context.Context, hb *Heartbeat)
 }
 
 // RunHeartbeat beats at once and then every Interval until ctx is done,
@@ -170,6 +189,9 @@ func (s *Store) RunHeartbeat(ctx context.Context, opts HeartbeatOptions) error {
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()
 	for {
+		if opts.Refresh != nil {
+			opts.Refresh(ctx, &opts.Heartbeat)
+		}
 		_, err := s.Beat(ctx, opts.Heartbeat, opts.TTL)
 		if err != nil && ctx.Err() == nil && opts.OnError != nil {
 			opts.OnError(err)

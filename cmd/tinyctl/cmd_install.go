@@ -60,6 +60,7 @@ type installFlags struct {
 	allNamespaces                             bool
 	repo, chart, version, release, releaseNS  string
 	chartValues                               string
+	keda                                      kedaFlags
 }
 
 func newInstallCmd(o *options) *cobra.Command {
@@ -86,10 +87,15 @@ kube-node-lease and the runtime's own. Running it again changes nothing unless a
 changed, in which case the releases are upgraded in place. A release left
 pending by an interrupted install is detected and retried.
 
---repo, --chart and --version also install a chart from a chart repository
-(KEDA's, say), before the CRDs so that a chart bringing its own CRDs owns them.`,
+--with-keda also installs KEDA from its chart (release keda in namespace keda),
+at the version this tinyctl pins (--keda-version to change it), from KEDA's
+chart repository or, with no network, from --keda-chart-dir. --repo, --chart
+and --version install any other chart from a chart repository. Both go before
+the CRDs, so that a chart bringing its own CRDs owns them.`,
 		Example: `  tinyctl install
   tinyctl install --image ghcr.io/tinyctl/tinyctl:v0.3.0 --cluster-name eu-1 --namespaces media,billing
+  tinyctl install --with-keda
+  tinyctl install --with-keda --keda-chart-dir ./keda-` + provision.KEDAVersion + `.tgz
   tinyctl install --repo https://kedacore.github.io/charts --chart keda --version 2.17.0 --release-namespace keda`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd.Context(), o) },
@@ -117,6 +123,7 @@ func (f *installFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.release, "release", "", "release name of the extra chart (default: the chart name)")
 	fs.StringVar(&f.releaseNS, "release-namespace", "", "namespace of the extra chart (default: the runtime namespace)")
 	fs.StringVar(&f.chartValues, "chart-values", "", "YAML file of values for the extra chart")
+	f.keda.addFlags(fs)
 }
 
 // defaultControllerImage is the released image of this tinyctl version, or
@@ -196,9 +203,16 @@ func (f *installFlags) plan() (provision.Plan, error) {
 	case len(f.namespaces) > 0:
 		plan.ControllerValues = withValue(plan.ControllerValues, "namespaces", toAny(f.namespaces))
 	}
+	keda, err := f.keda.release()
+	if err != nil {
+		return plan, err
+	}
+	if keda != nil {
+		plan.Extra = append(plan.Extra, *keda)
+	}
 	extra, err := f.extra()
 	if extra != nil {
-		plan.Extra = []provision.Release{*extra}
+		plan.Extra = append(plan.Extra, *extra)
 	}
 	return plan, err
 }

@@ -151,6 +151,8 @@ func (f *serveFlags) addProcessFlags(fs *pflag.FlagSet) {
 	bind("lease-ttl", "TINYCTL_LEASE_TTL")
 	fs.DurationVar(&c.HeartbeatTTL, "heartbeat-ttl", serve.DefaultHeartbeatTTL, "how long this cluster's status stays live without a heartbeat (whole seconds)")
 	bind("heartbeat-ttl", "TINYCTL_HEARTBEAT_TTL")
+	fs.StringVar(&c.KEDAOperatorSelector, "keda-operator-selector", serve.DefaultKEDAOperatorSelector, "label selector of KEDA's operator Deployment, reported in the heartbeat")
+	bind("keda-operator-selector", "TINYCTL_KEDA_OPERATOR_SELECTOR")
 	fs.DurationVar(&c.Loop.ShutdownGrace, "shutdown-grace", reconcile.DefaultShutdownGrace, "how long in-flight reconciles may finish after SIGTERM")
 	bind("shutdown-grace", "TINYCTL_SHUTDOWN_GRACE")
 	fs.DurationVar(&c.Loop.Recheck, "recheck", reconcile.DefaultRecheck, "period of the checks for waiting components, deleted streams and orphans")

@@ -36,6 +36,9 @@ revision the cluster last reconciled and the latest one published. AGE is the
 time since the cluster wrote the status. HEARTBEAT is "stale" when the
 cluster's controller stopped beating: its status may no longer be true. A
 component no cluster has reported on shows CLUSTER "-" and READY Unknown.
+A warning on stderr names the clusters whose controller finds no running KEDA
+operator while components there ask to be scaled (spec.scaling): they will not
+scale until KEDA is installed (tinyctl install --with-keda).
 --watch prints the view again whenever it changes, until interrupted.
 -o json and -o yaml print a StatusList (see docs/cli.md).`,
 		Example: `  tinyctl status -A
@@ -74,15 +77,28 @@ func (f *statusFlags) run(ctx context.Context, o *options, args []string) error 
 		return err
 	}
 	defer closeSrc()
-	view := func(snap client.Snapshot) []client.Row { return client.Rows(snap, sel) }
+	// The view also notes, for after each render, the clusters whose
+	// controller reports no KEDA operator under scaled components.
+	var warnings []string
+	view := func(snap client.Snapshot) []client.Row {
+		rows := client.Rows(snap, sel)
+		warnings = statusview.KEDAWarnings(client.WithoutKEDA(snap, rows))
+		return rows
+	}
+	warn := func() {
+		for _, w := range warnings {
+			o.warn(w)
+		}
+	}
 	if !f.watch {
 		rows, err := o.readRows(ctx, src, view)
 		if err != nil {
 			return err
 		}
+		defer warn()
 		return o.printStatus(form, sel, rows, false)
 	}
-	return o.watchStatus(ctx, src, view, form, sel)
+	return o.watchStatus(ctx, src, view, form, sel, warn)
 }
 
 // selector picks the components named by args in the selected namespace,
@@ -176,13 +192,14 @@ func (o *options) where(sel client.Selector) string {
 
 // watchStatus prints the view, then again on every change, until ctx is
 // cancelled (Ctrl-C), which exits 0.
-func (o *options) watchStatus(ctx context.Context, src *session, view func(client.Snapshot) []client.Row, form cli.Format, sel client.Selector) error {
+func (o *options) watchStatus(ctx context.Context, src *session, view func(client.Snapshot) []client.Row, form cli.Format, sel client.Selector, after func()) error {
 	again := false
 	opts := client.WatchOptions{ReadTimeout: o.nats.RequestTimeout, OnError: func(err error) { o.warn(err.Error()) }}
 	return src.WatchStatus(ctx, view, opts, func(rows []client.Row) error {
 		if err := o.printStatus(form, sel, rows, again); err != nil {
 			return err
 		}
+		after()
 		again = true
 		return nil
 	})

@@ -54,6 +54,18 @@ func TestControllerChartArgsParse(t *testing.T) {
 // returns the controller container's args.
 func controllerArgs(t *testing.T, values map[string]any) []string {
 	t.Helper()
+	out := renderController(t, "tinyctl-system", values)
+	var dep appsv1.Deployment
+	if err := yaml.Unmarshal([]byte(out["tinyctl/templates/deployment.yaml"]), &dep); err != nil {
+		t.Fatal(err)
+	}
+	return dep.Spec.Template.Spec.Containers[0].Args
+}
+
+// renderController renders the embedded tinyctl chart as release tinyctl
+// in namespace ns with values, and returns the manifests by template path.
+func renderController(t *testing.T, ns string, values map[string]any) map[string]string {
+	t.Helper()
 	sub, err := fs.Sub(deploy.Charts, "charts/tinyctl")
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +78,7 @@ func controllerArgs(t *testing.T, values map[string]any) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := chartutil.ReleaseOptions{Name: "tinyctl", Namespace: "tinyctl-system", IsInstall: true, Revision: 1}
+	opts := chartutil.ReleaseOptions{Name: "tinyctl", Namespace: ns, IsInstall: true, Revision: 1}
 	vals, err := chartutil.ToRenderValues(ch, values, opts, chartutil.DefaultCapabilities)
 	if err != nil {
 		t.Fatal(err)
@@ -75,9 +87,5 @@ func controllerArgs(t *testing.T, values map[string]any) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dep appsv1.Deployment
-	if err := yaml.Unmarshal([]byte(out["tinyctl/templates/deployment.yaml"]), &dep); err != nil {
-		t.Fatal(err)
-	}
-	return dep.Spec.Template.Spec.Containers[0].Args
+	return out
 }
