@@ -62,6 +62,11 @@ type LeafRemote struct {
 	URLs []string
 	// CredsFile authenticates to the hub (optional).
 	CredsFile string
+	// LocalOnly are subjects this server never sends to the hub, whatever
+	// interest the hub shows: in a fleet, the status and heartbeat
+	// subjects, which reach the hub only through its sourcing (see
+	// package bus/fleet).
+	LocalOnly []string
 }
 
 // Embedded is a running embedded nats-server.
@@ -133,7 +138,7 @@ func (cfg EmbeddedConfig) serverOptions() (*server.Options, error) {
 		o.LeafNode.Host, o.LeafNode.Port = host, cfg.LeafnodePort
 	}
 	for _, r := range cfg.LeafRemotes {
-		remote := &server.RemoteLeafOpts{Credentials: r.CredsFile}
+		remote := &server.RemoteLeafOpts{Credentials: r.CredsFile, DenyExports: r.LocalOnly}
 		for _, raw := range r.URLs {
 			u, err := url.Parse(raw)
 			if err != nil {

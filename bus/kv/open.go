@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -40,13 +41,35 @@ type Config struct {
 	// LimitMarkerTTL enables per-message TTLs and keeps the marker the
 	// server writes when one expires for this long (0: TTLs disabled).
 	LimitMarkerTTL time.Duration
+	// MirrorDomain makes the bucket a read-only mirror of the bucket of
+	// the same name in that JetStream domain (a fleet hub's): the mirror
+	// keeps the origin's revisions, and writes through it go to the
+	// origin. Empty: an ordinary bucket.
+	MirrorDomain string
 }
 
 func (c Config) jetstream() jetstream.KeyValueConfig {
-	return jetstream.KeyValueConfig{
+	kc := jetstream.KeyValueConfig{
 		Bucket: c.Bucket, History: cmp.Or(c.History, 1), Replicas: cmp.Or(c.Replicas, 1),
 		Storage: c.Storage, LimitMarkerTTL: c.LimitMarkerTTL,
 	}
+	if c.MirrorDomain != "" {
+		kc.Mirror = &jetstream.StreamSource{Name: c.Bucket, Domain: c.MirrorDomain}
+	}
+	return kc
+}
+
+// mirrorDomain is the JetStream domain m mirrors from ("" for none, or
+// for a mirror within this domain).
+func mirrorDomain(m *jetstream.StreamSource) string {
+	if m == nil || m.External == nil {
+		return ""
+	}
+	d := strings.TrimSuffix(strings.TrimPrefix(m.External.APIPrefix, "$JS."), ".API")
+	if d == m.External.APIPrefix {
+		return m.External.APIPrefix
+	}
+	return d
 }
 
 // Mode says how Open treats a bucket that exists or does not.
@@ -133,7 +156,7 @@ func liveConfig(ctx context.Context, kv jetstream.KeyValue) (Config, error) {
 	}
 	h := st.Config()
 	return Config{Bucket: h.Bucket, History: h.History, Replicas: h.Replicas, Storage: h.Storage,
-		LimitMarkerTTL: h.LimitMarkerTTL}, nil
+		LimitMarkerTTL: h.LimitMarkerTTL, MirrorDomain: mirrorDomain(h.Mirror)}, nil
 }
 
 // check compares the live settings with the ones asked for.
@@ -149,6 +172,7 @@ func check(want, have Config) error {
 	add("replicas", w.Replicas, max(have.Replicas, 1))
 	add("storage", w.Storage, have.Storage)
 	add("limitMarkerTTL", w.LimitMarkerTTL, have.LimitMarkerTTL)
+	add("mirror of domain", want.MirrorDomain, have.MirrorDomain)
 	if diffs != nil {
 		return &BucketConfigError{Bucket: want.Bucket, Diffs: diffs}
 	}

@@ -28,12 +28,17 @@ type Config struct {
 	History  uint8
 	Replicas int
 	Storage  jetstream.StorageType
+	// HubDomain, when set, makes the bucket a read-only mirror of the
+	// bucket of the same name in a fleet hub's JetStream domain (see
+	// kv.Config.MirrorDomain): a cluster's controller keeps reading it
+	// while the hub is out of reach.
+	HubDomain string
 }
 
 func (c Config) kv() kv.Config {
 	return kv.Config{
 		Bucket: cmp.Or(c.Bucket, DefaultBucket), History: cmp.Or(c.History, DefaultHistory),
-		Replicas: c.Replicas, Storage: c.Storage,
+		Replicas: c.Replicas, Storage: c.Storage, MirrorDomain: c.HubDomain,
 	}
 }
 

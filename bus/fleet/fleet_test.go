@@ -1,0 +1,124 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/fleet"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/internal/natstest"
+	"github.com/tinyctl/tinyctl/internal/testenv"
+)
+
+func start(t *testing.T, cfg bus.EmbeddedConfig) *bus.Embedded {
+	t.Helper()
+	cfg.Port, cfg.StoreDir = -1, t.TempDir()
+	e, err := bus.StartEmbedded(testenv.Ctx(t, 10*time.Second), cfg)
+	testenv.Must(t, err)
+	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	return e
+}
+
+func connect(t *testing.T, e *bus.Embedded) *bus.Conn {
+	return natstest.BusConnect(t, bus.Config{URLs: []string{e.ClientURL()}, Reconnect: natstest.FastBackoff}, nil)
+}
+
+// leaf is one cluster's NATS and the stores its controller opens.
+type leaf struct {
+	specs  *specs.Store
+	status *status.Store
+}
+
+func startLeaf(t *testing.T, hub *bus.Embedded, name string) leaf {
+	t.Helper()
+	ctx := testenv.Ctx(t, 20*time.Second)
+	e := start(t, bus.EmbeddedConfig{ServerName: name, JetStreamDomain: name,
+		LeafRemotes: []bus.LeafRemote{{URLs: []string{hub.LeafnodeURL()}, LocalOnly: fleet.LocalOnly(fleet.Buckets{})}}})
+	c := connect(t, e)
+	var l leaf
+	testenv.Eventually(t, 10*time.Second, func() (err error) { // the leafnode connects
+		l.specs, err = specs.Open(ctx, c, specs.Config{HubDomain: "hub"}, kv.Ensure)
+		return err
+	})
+	var err error
+	l.status, err = status.Open(ctx, c, status.Config{}, kv.Ensure)
+	testenv.Must(t, err)
+	return l
+}
+
+func TestClustersMirrorTheHubsSpecsAndTheHubGathersOnlyEachClustersOwnStatus(t *testing.T) {
+	ctx := testenv.Ctx(t, 60*time.Second)
+	hub := start(t, bus.EmbeddedConfig{ServerName: "hub", JetStreamDomain: "hub", LeafnodePort: -1})
+	hc := connect(t, hub)
+	hubSpecs, err := specs.Open(ctx, hc, specs.Config{}, kv.Ensure)
+	testenv.Must(t, err)
+	hubStatus, err := status.Open(ctx, hc, status.Config{}, kv.Ensure)
+	testenv.Must(t, err)
+	eu, us := startLeaf(t, hub, "eu-1"), startLeaf(t, hub, "us-1")
+	testenv.Must(t, fleet.Join(ctx, hc, fleet.Buckets{}, "eu-1", ""))
+	testenv.Must(t, fleet.Join(ctx, hc, fleet.Buckets{}, "us-1", "us-1"))
+
+	rev, err := hubSpecs.Put(ctx, "media.thumbnailer", []byte("v1"))
+	testenv.Must(t, err)
+	for name, l := range map[string]leaf{"eu-1": eu, "us-1": us} {
+		testenv.Eventually(t, 10*time.Second, func() error {
+			e, err := l.specs.Get(ctx, "media.thumbnailer")
+			if err != nil || e.Revision != rev || string(e.Value) != "v1" {
+				return fmt.Errorf("%s mirror: %q at %d (%v), want v1 at %d", name, e.Value, e.Revision, err, rev)
+			}
+			return nil
+		})
+	}
+
+	// eu-1 reports its own status, and tries to write us-1's.
+	_, err = eu.status.Put(ctx, api.Status{Component: "media.thumbnailer", Cluster: "eu-1", ObservedRevision: rev})
+	testenv.Must(t, err)
+	_, err = eu.status.Put(ctx, api.Status{Component: "media.thumbnailer", Cluster: "us-1", ObservedRevision: 99})
+	testenv.Must(t, err)
+	_, err = eu.status.Beat(ctx, status.Heartbeat{Cluster: "eu-1"}, 30*time.Second)
+	testenv.Must(t, err)
+	testenv.Eventually(t, 10*time.Second, func() error {
+		r, err := hubStatus.Get(ctx, "media.thumbnailer", "eu-1")
+		if err != nil || r.ObservedRevision != rev || r.Stale {
+			return fmt.Errorf("eu-1 at the hub: %+v, %v", r, err)
+		}
+		return nil
+	})
+	if r, err := hubStatus.Get(ctx, "media.thumbnailer", "us-1"); !errors.Is(err, bus.ErrNotFound) {
+		t.Fatalf("eu-1 wrote us-1's status at the hub: %+v, %v", r, err)
+	}
+	if n := hubMessages(t, hc); n != 1 {
+		t.Fatalf("hub status bucket holds %d messages, want 1 (the sourced copy alone)", n)
+	}
+
+	members, err := fleet.Members(ctx, hc, fleet.Buckets{})
+	testenv.Must(t, err)
+	if len(members) != 2 || members[0].Cluster != "eu-1" || members[0].Domain != "eu-1" || members[1].Cluster != "us-1" {
+		t.Fatalf("members: %+v", members)
+	}
+	testenv.Must(t, fleet.Leave(ctx, hc, fleet.Buckets{}, "eu-1"))
+	if err := fleet.Leave(ctx, hc, fleet.Buckets{}, "eu-1"); !errors.Is(err, fleet.ErrNotMember) {
+		t.Fatalf("second leave: %v, want ErrNotMember", err)
+	}
+	members, err = fleet.Members(ctx, hc, fleet.Buckets{})
+	testenv.Must(t, err)
+	if len(members) != 1 || members[0].Cluster != "us-1" {
+		t.Fatalf("members after eu-1 left: %+v", members)
+	}
+	if err := fleet.Join(ctx, hc, fleet.Buckets{}, "a.b", ""); err == nil {
+		t.Fatal("joined a cluster named a.b")
+	}
+}
+
+func hubMessages(t *testing.T, c *bus.Conn) uint64 {
+	s, err := c.JetStream().Stream(testenv.Ctx(t, 5*time.Second), "KV_"+status.DefaultBucket)
+	testenv.Must(t, err)
+	return s.CachedInfo().State.Msgs
+}
