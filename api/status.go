@@ -1,6 +1,7 @@
 package api
 
 import (
+	"maps"
 	"slices"
 	"time"
 )
@@ -16,7 +17,12 @@ type Status struct {
 	// Cluster is the reporting cluster's name (one NATS subject token).
 	Cluster string `json:"cluster"`
 	// ObservedRevision is the spec revision this status describes.
-	ObservedRevision uint64      `json:"observedRevision"`
+	ObservedRevision uint64 `json:"observedRevision"`
+	// ClusterLabels are the labels the cluster had when its controller
+	// applied this revision: a later controller with other labels can
+	// tell that its own identity changed, not the placement, and keeps
+	// the children (docs/fleet.md, "Unplacing").
+	ClusterLabels map[string]string `json:"clusterLabels,omitempty"`
 	Conditions       []Condition `json:"conditions,omitempty"`
 	Children         []Child     `json:"children,omitempty"`
 	// Error is the last reconcile error, empty when it succeeded.
@@ -109,6 +115,7 @@ func (s Status) ChildOfKind(kind string) (Child, bool) {
 func (s Status) SameAs(o Status) bool {
 	return s.Component == o.Component && s.Cluster == o.Cluster &&
 		s.ObservedRevision == o.ObservedRevision && s.Error == o.Error &&
+		maps.Equal(s.ClusterLabels, o.ClusterLabels) &&
 		slices.EqualFunc(s.Conditions, o.Conditions, func(x, y Condition) bool {
 			return x.Type == y.Type && x.Status == y.Status && x.Reason == y.Reason &&
 				x.Message == y.Message && x.LastTransitionTime.Equal(y.LastTransitionTime)

@@ -135,7 +135,9 @@ func (cfg EmbeddedConfig) serverOptions() (*server.Options, error) {
 		o.Users = append(o.Users, &server.User{Username: u.Name, Password: u.Password})
 	}
 	if cfg.LeafnodePort != 0 {
-		o.LeafNode.Host, o.LeafNode.Port = host, cfg.LeafnodePort
+		// Leafnodes keep the address they were given (a Service, a load
+		// balancer): the server does not advertise its own.
+		o.LeafNode.Host, o.LeafNode.Port, o.LeafNode.NoAdvertise = host, cfg.LeafnodePort, true
 	}
 	for _, r := range cfg.LeafRemotes {
 		remote := &server.RemoteLeafOpts{Credentials: r.CredsFile, DenyExports: r.LocalOnly}

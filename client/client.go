@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,14 +42,16 @@ type Client struct {
 	conn     *bus.Conn
 	specs    *specs.Store  // nil: the bucket does not exist
 	statuses *status.Store // nil: the bucket does not exist
-	now      func() time.Time
+	// statusBucket names the status bucket.
+	statusBucket string
+	now          func() time.Time
 }
 
 // New binds to the buckets cfg names on conn, adopting the settings of
 // those that exist. It returns an error when NATS refuses or a bucket
 // cannot be opened.
 func New(ctx context.Context, conn *bus.Conn, cfg Config) (*Client, error) {
-	c := &Client{conn: conn, now: cfg.Now}
+	c := &Client{conn: conn, now: cfg.Now, statusBucket: cmp.Or(cfg.StatusBucket, status.DefaultBucket)}
 	if c.now == nil {
 		c.now = time.Now
 	}

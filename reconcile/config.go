@@ -33,6 +33,10 @@ type Config struct {
 	Cluster render.Cluster
 	// ClusterLabels are matched by placement.clusterSelector.
 	ClusterLabels map[string]string
+	// AcceptUnplace removes the children of components that no longer
+	// select this cluster only because its name or labels changed; off,
+	// they are kept and reported (reason UnplaceHeld).
+	AcceptUnplace bool
 	// Workers is the number of keys reconciled at once.
 	Workers int
 	// Namespaces, when not empty, are the only target namespaces allowed;

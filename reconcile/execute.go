@@ -32,13 +32,16 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return c.remove(ctx, p)
 	case planUnplace:
 		return c.unplace(ctx, p)
+	case planHold:
+		zerolog.Ctx(ctx).Warn().Str("key", key).Err(p.err).Msg("unplace held: children kept")
+		return c.writeStatus(ctx, heldStatus(in, p))
 	}
 	kids, err := c.execute(ctx, p)
 	if errors.Is(err, errSuperseded) {
 		return nil
 	}
 	st := api.Status{Component: key, Cluster: c.cfg.Cluster.Name, ObservedRevision: p.rev,
-		Conditions: conditions(err), Children: kids}
+		ClusterLabels: c.cfg.ClusterLabels, Conditions: conditions(err), Children: kids}
 	if err != nil {
 		st.Error = err.Error()
 	}
@@ -63,7 +66,7 @@ func (c *Controller) gather(ctx context.Context, key string) (input, bool, error
 		e.deleteStream = lastPutDeletesStream(hist)
 	}
 	in := input{key: key, entry: e, settings: c.cfg.Cluster, now: c.clock.Now(),
-		minting: c.deps.Minter != nil, ttl: c.cfg.CredentialsTTL, tls: c.cfg.WorkerTLS,
+		minting: c.deps.Minter != nil, ttl: c.cfg.CredentialsTTL, tls: c.cfg.WorkerTLS, acceptUnplace: c.cfg.AcceptUnplace,
 		cluster: clusterID{name: c.cfg.Cluster.Name, labels: c.cfg.ClusterLabels},
 		policy:  namespacePolicy{allowed: c.cfg.Namespaces, denied: c.cfg.DenyNamespaces, create: c.cfg.CreateNamespaces, tenancy: c.cfg.Tenancy}}
 	if ns, name, err := api.ParseKey(key); err == nil {

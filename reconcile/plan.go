@@ -40,6 +40,9 @@ type input struct {
 	minting bool
 	ttl     time.Duration
 	tls     TLSFiles
+	// acceptUnplace lets an unplace go ahead that only this cluster's
+	// changed identity causes (see holdUnplace).
+	acceptUnplace bool
 }
 
 // planKind says what a plan does.
@@ -58,10 +61,14 @@ const (
 	// planInvalid records why the revision cannot be applied (the error is
 	// permanent) and touches nothing in the cluster.
 	planInvalid
+	// planHold keeps the children of a component that no longer selects
+	// this cluster only because the cluster's own name or labels changed,
+	// and records why (the error) on its status.
+	planHold
 )
 
 func (k planKind) String() string {
-	return [...]string{"apply", "remove", "unplace", "invalid"}[k]
+	return [...]string{"apply", "remove", "unplace", "invalid", "hold"}[k]
 }
 
 // plan is what one reconcile will do.
@@ -106,6 +113,9 @@ func decide(in input) plan {
 	}
 	if !Placed(comp, in.cluster.name, in.cluster.labels) {
 		p.kind, p.prune = planUnplace, in.live
+		if err := holdUnplace(in, comp); err != nil && !in.acceptUnplace {
+			p.kind, p.prune, p.err = planHold, nil, err
+		}
 		return p
 	}
 	objs, err := render.Render(comp, in.entry.rev, in.settings)

@@ -69,6 +69,8 @@ func TestDecide(t *testing.T) {
 		entry       specEntry
 		policy      namespacePolicy
 		live        []child
+		prev        *api.Status // this cluster's last status record
+		accept      bool        // --accept-unplace
 		wantKind    planKind
 		wantDesired []string // kinds in apply order
 		wantPrune   []child
@@ -90,12 +92,31 @@ func TestDecide(t *testing.T) {
 		{name: "placed by label on this cluster",
 			entry: specEntry{rev: 1, value: spec(t, "media", "resizer", selecting(map[string]string{"env": "prod"}))}, policy: all,
 			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment"}},
-		{name: "placed elsewhere by name unplaces, keeping the stream",
+		{name: "a new revision placed elsewhere by name unplaces, keeping the stream",
 			entry: specEntry{rev: 5, value: spec(t, "media", "resizer", placedOn("west"), deleteStream)}, policy: all,
-			live: []child{dep, np}, wantKind: planUnplace, wantPrune: []child{dep, np}},
-		{name: "a selector that does not match unplaces",
+			live: []child{dep, np}, prev: applied(4, prodLabels), wantKind: planUnplace, wantPrune: []child{dep, np}},
+		{name: "a new revision whose selector does not match unplaces",
 			entry: specEntry{rev: 5, value: spec(t, "media", "resizer", selecting(map[string]string{"env": "dev"}))}, policy: all,
-			live: []child{dep}, wantKind: planUnplace, wantPrune: []child{dep}},
+			live: []child{dep}, prev: applied(4, prodLabels), wantKind: planUnplace, wantPrune: []child{dep}},
+		{name: "a component never applied here and not placed here does nothing",
+			entry: specEntry{rev: 5, value: spec(t, "media", "resizer", placedOn("west"))}, policy: all,
+			wantKind: planUnplace},
+		{name: "the applied revision no longer selecting (the cluster's labels changed) holds",
+			entry: specEntry{rev: 4, value: spec(t, "media", "resizer", selecting(map[string]string{"env": "dev"}))}, policy: all,
+			live: []child{dep, np}, prev: applied(4, map[string]string{"env": "dev"}), wantKind: planHold, wantReason: ReasonUnplaceHeld},
+		{name: "a new revision that still selects the cluster's old labels holds",
+			entry: specEntry{rev: 6, value: spec(t, "media", "resizer", selecting(map[string]string{"env": "dev"}))}, policy: all,
+			live: []child{dep}, prev: applied(4, map[string]string{"env": "dev"}), wantKind: planHold, wantReason: ReasonUnplaceHeld},
+		{name: "children without a status record here (a renamed cluster) hold",
+			entry: specEntry{rev: 4, value: spec(t, "media", "resizer", placedOn("east-old"))}, policy: all,
+			live: []child{dep, np}, wantKind: planHold, wantReason: ReasonUnplaceHeld},
+		{name: "a record from before labels were kept holds at the applied revision",
+			entry: specEntry{rev: 4, value: spec(t, "media", "resizer", selecting(map[string]string{"env": "dev"}))}, policy: all,
+			live: []child{dep}, prev: applied(4, nil), wantKind: planHold, wantReason: ReasonUnplaceHeld},
+		{name: "--accept-unplace removes what a changed identity no longer selects",
+			entry: specEntry{rev: 4, value: spec(t, "media", "resizer", selecting(map[string]string{"env": "dev"}))}, policy: all,
+			live: []child{dep, np}, prev: applied(4, map[string]string{"env": "dev"}), accept: true,
+			wantKind: planUnplace, wantPrune: []child{dep, np}},
 		{name: "a delete marker removes the children and keeps the stream",
 			entry: specEntry{rev: 6, deleted: true}, policy: all, live: []child{dep, np},
 			wantKind: planRemove, wantPrune: []child{dep, np}},
@@ -127,7 +148,7 @@ func TestDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := decide(input{key: "media.resizer", entry: tt.entry, cluster: east, policy: tt.policy,
-				settings: render.Cluster{Name: "east"}, live: tt.live})
+				settings: render.Cluster{Name: "east"}, live: tt.live, prev: tt.prev, acceptUnplace: tt.accept})
 			if p.kind != tt.wantKind {
 				t.Fatalf("plan %s (err %v), want %s", p.kind, p.err, tt.wantKind)
 			}
@@ -214,4 +235,13 @@ func TestClassifyJoinedErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+var prodLabels = map[string]string{"env": "prod"}
+
+// applied is the status record of a revision this cluster applied with
+// labels.
+func applied(rev uint64, labels map[string]string) *api.Status {
+	return &api.Status{Component: "media.resizer", Cluster: "east", ObservedRevision: rev, ClusterLabels: labels,
+		Children: []api.Child{{Kind: "Deployment", Namespace: "media", Name: "resizer"}}}
 }

@@ -36,6 +36,12 @@ type Config struct {
 	// SpecBucket and StatusBucket name the buckets (defaults
 	// tinyctl-components and tinyctl-status).
 	SpecBucket, StatusBucket string
+	// HubDomain, when set, is the JetStream domain of a fleet hub: the
+	// spec bucket is then a read-only mirror of the hub's, which this
+	// controller keeps reading while the hub is out of reach
+	// (docs/fleet.md). Status records and heartbeats stay local; the hub
+	// gathers them once the cluster has joined.
+	HubDomain string
 	// Loop tunes the reconcile loop; Loop.Cluster.Name also names this
 	// cluster's status records, heartbeat and lease (default "default").
 	Loop reconcile.Config

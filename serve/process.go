@@ -188,7 +188,7 @@ func (p *Process) connect(ctx context.Context) (stop func(), err error) {
 
 func (p *Process) openStores(ctx context.Context) error {
 	var err error
-	if p.specs, err = specs.Open(ctx, p.conn, specs.Config{Bucket: p.cfg.SpecBucket}, kv.Ensure); err != nil {
+	if p.specs, err = specs.Open(ctx, p.conn, specs.Config{Bucket: p.cfg.SpecBucket, HubDomain: p.cfg.HubDomain}, kv.Ensure); err != nil {
 		return fmt.Errorf("open spec bucket: %w", err)
 	}
 	if p.statuses, err = status.Open(ctx, p.conn, status.Config{Bucket: p.cfg.StatusBucket}, kv.Ensure); err != nil {

@@ -66,7 +66,7 @@ Deployment, a NetworkPolicy and a KEDA ScaledObject.`,
 		newApplyCmd(o), newGetCmd(o), newListCmd(o), newDeleteCmd(o),
 		newHistoryCmd(o), newRollbackCmd(o), newRenderCmd(o), newDiffCmd(o),
 		newServeCmd(o), newDevCmd(o))
-	root.AddCommand(newStatusCmd(o), newOrphansCmd(o))
+	root.AddCommand(newStatusCmd(o), newOrphansCmd(o), newClustersCmd(o), newFleetCmd(o))
 	root.AddCommand(newInstallCmd(o), newUninstallCmd(o))
 	strictCompletion(root)
 	return root

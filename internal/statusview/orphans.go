@@ -23,7 +23,7 @@ func WriteOrphanTable(w io.Writer, style cli.Style, rows []client.Row, now time.
 			kids = append(kids, c.Kind+"/"+c.Name)
 		}
 		t.row(plain(r.Namespace()), plain(r.Name()), plain(r.Cluster()), plain(dash(strings.Join(kids, ","))),
-			plain(cli.Age(r.OrphanedSince(), now)), heartbeatCell(style, r))
+			plain(cli.Age(r.OrphanedSince(), now)), heartbeatCell(style, r, now))
 	}
 	return t.write(w)
 }

@@ -22,7 +22,8 @@ const (
 const ReadyStalled = "Stalled"
 
 // WriteTable writes rows as an aligned table: NAMESPACE NAME CLUSTER READY
-// REASON REVISION AGE HEARTBEAT, with ages relative to now. style colours
+// REASON REVISION AGE HEARTBEAT, with ages relative to now (HEARTBEAT:
+// live, or stale and the time since the last heartbeat). style colours
 // READY, a revision behind the latest, and stale heartbeats (on a terminal
 // only). It returns w's error.
 func WriteTable(w io.Writer, style cli.Style, rows []client.Row, now time.Time) error {
@@ -31,7 +32,7 @@ func WriteTable(w io.Writer, style cli.Style, rows []client.Row, now time.Time) 
 		t.row(
 			plain(r.Namespace()), plain(r.Name()), plain(dash(r.Cluster())),
 			readyCell(style, r), plain(dash(r.Reason())), revisionCell(style, r),
-			plain(age(r, now)), heartbeatCell(style, r),
+			plain(age(r, now)), heartbeatCell(style, r, now),
 		)
 	}
 	return t.write(w)
@@ -61,10 +62,14 @@ func revisionCell(style cli.Style, r client.Row) cell {
 	return cell{text, style.Yellow}
 }
 
-func heartbeatCell(style cli.Style, r client.Row) cell {
+// heartbeatCell is live, or stale with the time since the last heartbeat
+// when the server still holds it.
+func heartbeatCell(style cli.Style, r client.Row, now time.Time) cell {
 	switch {
 	case r.Status == nil:
 		return plain("-")
+	case r.Stale() && r.Status.Heartbeat != nil:
+		return cell{heartbeatStale + " " + cli.Age(r.Status.Heartbeat.Received, now), style.Red}
 	case r.Stale():
 		return cell{heartbeatStale, style.Red}
 	}

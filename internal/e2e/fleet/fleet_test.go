@@ -1,0 +1,267 @@
+package fleet_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/fleet"
+	"github.com/tinyctl/tinyctl/internal/testenv"
+)
+
+const ns = "media"
+
+// cluster is one member of the test fleet: its NATS (a leaf of the hub
+// through a cuttable proxy), its API server and its controller.
+type cluster struct {
+	name, labels string
+	nats         *bus.Embedded
+	link         *testenv.Proxy
+	kube         *testenv.Kube
+	kubeconfig   string
+	serve        *testenv.ServeProcess
+}
+
+func startHub(t *testing.T) *bus.Embedded {
+	hub, err := bus.StartEmbedded(testenv.Ctx(t, 20*time.Second), bus.EmbeddedConfig{ServerName: "hub",
+		JetStreamDomain: "hub", Port: -1, LeafnodePort: -1, StoreDir: t.TempDir()})
+	testenv.Must(t, err)
+	t.Cleanup(func() { _ = hub.Shutdown(context.Background()) })
+	return hub
+}
+
+func startCluster(t *testing.T, hub *bus.Embedded, kube *testenv.Kube, name, labels string) *cluster {
+	c := &cluster{name: name, labels: labels, kube: kube, kubeconfig: kube.Kubeconfig}
+	c.link = testenv.StartProxy(t, strings.TrimPrefix(hub.LeafnodeURL(), "nats-leaf://"))
+	var err error
+	c.nats, err = bus.StartEmbedded(testenv.Ctx(t, 20*time.Second), bus.EmbeddedConfig{ServerName: name,
+		JetStreamDomain: name, Port: -1, StoreDir: t.TempDir(),
+		LeafRemotes: []bus.LeafRemote{{URLs: []string{"nats-leaf://" + c.link.Addr()}, LocalOnly: fleet.LocalOnly(fleet.Buckets{})}}})
+	testenv.Must(t, err)
+	t.Cleanup(func() { _ = c.nats.Shutdown(context.Background()) })
+	createNamespace(t, kube.Clientset(t), ns)
+	return c
+}
+
+// start runs the cluster's controller with extra flags and waits until it
+// leads.
+func (c *cluster) start(t *testing.T, extra ...string) {
+	if c.serve != nil {
+		c.stop(t)
+	}
+	args := []string{"--nats-url", c.nats.ClientURL(), "--kubeconfig", c.kubeconfig, "--cluster-name", c.name,
+		"--hub-domain", "hub", "--heartbeat-ttl", "3s", "--lease-ttl", "2s"}
+	if c.labels != "" {
+		args = append(args, "--cluster-labels", c.labels)
+	}
+	c.serve = testenv.Serve(t, binary, append(args, extra...)...)
+	c.serve.WaitReady(t, "leader", 60*time.Second)
+}
+
+func (c *cluster) stop(t *testing.T) {
+	_ = c.serve.Cmd.Process.Kill()
+	<-c.serve.Exited()
+}
+
+func createNamespace(t *testing.T, cs kubernetes.Interface, name string) {
+	_, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// tinyctl runs the CLI against the hub and returns its standard output.
+func tinyctl(t *testing.T, hub *bus.Embedded, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, append(args, "--nats-url", hub.ClientURL(), "--nats-context", "")...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tinyctl %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return string(out)
+}
+
+func component(t *testing.T, name, image, placement string) string {
+	path := filepath.Join(t.TempDir(), name+".yaml")
+	doc := fmt.Sprintf(`apiVersion: tinyctl.io/v1alpha1
+kind: Component
+metadata: {name: %s, namespace: %s}
+spec:
+  image: %s
+  jobs: {subjects: ["%s.%s.jobs"]}
+%s`, name, ns, image, ns, name, placement)
+	testenv.Must(t, os.WriteFile(path, []byte(doc), 0o600))
+	return path
+}
+
+// image returns the image of the component's Deployment in kube, "" when
+// it has none.
+func image(t *testing.T, kube *testenv.Kube, name string) string {
+	d, err := kube.Clientset(t).AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return ""
+	}
+	testenv.Must(t, err)
+	return d.Spec.Template.Spec.Containers[0].Image
+}
+
+func waitImage(t *testing.T, c *cluster, name, want string) {
+	t.Helper()
+	testenv.Eventually(t, 60*time.Second, func() error {
+		if got := image(t, c.kube, name); got != want {
+			return fmt.Errorf("%s: Deployment %s image %q, want %q", c.name, name, got, want)
+		}
+		return nil
+	})
+}
+
+// statusItem is the part of `tinyctl status -o json` the test reads.
+type statusItem struct {
+	Name             string `json:"name"`
+	Cluster          string `json:"cluster"`
+	Ready            string `json:"ready"`
+	Reason           string `json:"reason"`
+	ObservedRevision uint64 `json:"observedRevision"`
+	LatestRevision   uint64 `json:"latestRevision"`
+	Stale            bool   `json:"stale"`
+}
+
+func hubStatus(t *testing.T, hub *bus.Embedded) map[string]statusItem {
+	var list struct{ Items []statusItem }
+	testenv.Must(t, json.Unmarshal([]byte(tinyctl(t, hub, "status", "-A", "-o", "json")), &list))
+	out := map[string]statusItem{}
+	for _, it := range list.Items {
+		out[it.Name+"@"+it.Cluster] = it
+	}
+	return out
+}
+
+func waitHubStatus(t *testing.T, hub *bus.Embedded, row string, ok func(statusItem) bool) {
+	t.Helper()
+	testenv.Eventually(t, 60*time.Second, func() error {
+		it, found := hubStatus(t, hub)[row]
+		if !found || !ok(it) {
+			return fmt.Errorf("hub status of %s: %+v (found %v)", row, it, found)
+		}
+		return nil
+	})
+}
+
+func TestPublishOnceAtTheHubEveryPlacedClusterConvergesAndReportsHome(t *testing.T) {
+	hub := startHub(t)
+	eu := startCluster(t, hub, kubes[0], "eu-1", "region=eu")
+	us := startCluster(t, hub, kubes[1], "us-1", "region=us")
+	tinyctl(t, hub, "fleet", "join", "eu-1")
+	tinyctl(t, hub, "fleet", "join", "us-1")
+	eu.start(t)
+	us.start(t)
+
+	// Published once at the hub: one component everywhere, one in eu only.
+	tinyctl(t, hub, "apply", "-f", component(t, "resizer", "ghcr.io/acme/resizer:1", ""))
+	tinyctl(t, hub, "apply", "-f", component(t, "gdpr-export", "ghcr.io/acme/export:1",
+		"  placement: {clusterSelector: {matchLabels: {region: eu}}}"))
+	waitImage(t, eu, "resizer", "ghcr.io/acme/resizer:1")
+	waitImage(t, us, "resizer", "ghcr.io/acme/resizer:1")
+	waitImage(t, eu, "gdpr-export", "ghcr.io/acme/export:1")
+	if got := image(t, us.kube, "gdpr-export"); got != "" {
+		t.Fatalf("us-1 runs gdpr-export (%s), placed in region=eu only", got)
+	}
+	for _, row := range []string{"resizer@eu-1", "resizer@us-1", "gdpr-export@eu-1"} {
+		waitHubStatus(t, hub, row, func(it statusItem) bool {
+			return it.Ready == "True" && it.ObservedRevision == it.LatestRevision && !it.Stale
+		})
+	}
+
+	// eu-1 is cut off from the hub; an update reaches us-1 only.
+	eu.link.Cut()
+	tinyctl(t, hub, "apply", "-f", component(t, "resizer", "ghcr.io/acme/resizer:2", ""))
+	waitImage(t, us, "resizer", "ghcr.io/acme/resizer:2")
+
+	// While cut off, eu-1's controller restarts: it reconciles from its
+	// local mirror, keeps everything, and its reports wait for the link.
+	eu.start(t)
+	if got := image(t, eu.kube, "resizer"); got != "ghcr.io/acme/resizer:1" {
+		t.Fatalf("eu-1 resizer image %q while cut off, want the last revision it had", got)
+	}
+	if got := image(t, eu.kube, "gdpr-export"); got == "" {
+		t.Fatal("eu-1 deleted gdpr-export while cut off from the hub")
+	}
+	waitHubStatus(t, hub, "resizer@eu-1", func(it statusItem) bool { return it.ObservedRevision < it.LatestRevision })
+
+	eu.link.Restore()
+	waitImage(t, eu, "resizer", "ghcr.io/acme/resizer:2")
+	waitHubStatus(t, hub, "resizer@eu-1", func(it statusItem) bool {
+		return it.Ready == "True" && it.ObservedRevision == it.LatestRevision && !it.Stale
+	})
+
+	// The clusters as the hub sees them.
+	var clusters struct {
+		Items []struct {
+			Name   string
+			Labels map[string]string
+			Placed int
+			Ready  int
+			Stale  bool
+			Member *fleet.Member
+		}
+	}
+	testenv.Must(t, json.Unmarshal([]byte(tinyctl(t, hub, "clusters", "-o", "json")), &clusters))
+	if len(clusters.Items) != 2 {
+		t.Fatalf("clusters: %+v", clusters.Items)
+	}
+	for i, want := range []struct {
+		name   string
+		placed int
+	}{{"eu-1", 2}, {"us-1", 1}} {
+		got := clusters.Items[i]
+		if got.Name != want.name || got.Placed != want.placed || got.Ready != want.placed || got.Stale || got.Member == nil {
+			t.Errorf("cluster %d: %+v, want %s with %d placed and ready, live, a member", i, got, want.name, want.placed)
+		}
+	}
+	table := tinyctl(t, hub, "clusters")
+	if !strings.Contains(table, "region=eu") || !strings.Contains(table, "domain eu-1") {
+		t.Errorf("clusters table:\n%s", table)
+	}
+}
+
+func TestAControllerRestartedWithoutItsLabelsDeletesNothingUntilTold(t *testing.T) {
+	hub := startHub(t)
+	eu := startCluster(t, hub, kubes[0], "eu-2", "region=eu")
+	tinyctl(t, hub, "fleet", "join", "eu-2")
+	eu.start(t)
+	tinyctl(t, hub, "apply", "-f", component(t, "gdpr-audit", "ghcr.io/acme/audit:1",
+		"  placement: {clusterSelector: {matchLabels: {region: eu}}}"))
+	waitImage(t, eu, "gdpr-audit", "ghcr.io/acme/audit:1")
+
+	// As after `tinyctl install` re-run without --cluster-labels.
+	eu.labels = ""
+	eu.start(t)
+	waitHubStatus(t, hub, "gdpr-audit@eu-2", func(it statusItem) bool { return it.Reason == "UnplaceHeld" })
+	if got := image(t, eu.kube, "gdpr-audit"); got == "" {
+		t.Fatal("the controller without its labels deleted gdpr-audit")
+	}
+
+	// The operator confirms.
+	eu.start(t, "--accept-unplace")
+	testenv.Eventually(t, 60*time.Second, func() error {
+		if got := image(t, eu.kube, "gdpr-audit"); got != "" {
+			return fmt.Errorf("gdpr-audit still runs (%s) after --accept-unplace", got)
+		}
+		return nil
+	})
+}
