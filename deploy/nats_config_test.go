@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -92,5 +93,45 @@ func TestNATSConfigWithoutAuth(t *testing.T) {
 	}
 	if opts.Authorization != "" {
 		t.Errorf("token = %q, want none", opts.Authorization)
+	}
+}
+
+// TestNATSConfigFleetMember checks that fleet values make the server a
+// leafnode of the hub in its own JetStream domain, with the status and
+// heartbeat subjects kept local.
+func TestNATSConfigFleetMember(t *testing.T) {
+	t.Setenv("SERVER_NAME", "nats-0")
+	opts, err := server.ProcessConfigFile(natsConf(t, map[string]any{
+		"auth":      map[string]any{"mode": "none"},
+		"jetstream": map[string]any{"domain": "eu-1"},
+		"fleet":     map[string]any{"hubURLs": []any{"nats-leaf://hub.example.com:7422"}, "hubCredentialsSecret": "hub-creds"},
+	}))
+	if err != nil {
+		t.Fatalf("nats-server rejects the fleet member's config: %v", err)
+	}
+	if opts.JetStreamDomain != "eu-1" || !opts.LeafNode.NoAdvertise {
+		t.Errorf("domain %q, no_advertise %v", opts.JetStreamDomain, opts.LeafNode.NoAdvertise)
+	}
+	if len(opts.LeafNode.Remotes) != 1 {
+		t.Fatalf("remotes: %+v", opts.LeafNode.Remotes)
+	}
+	r := opts.LeafNode.Remotes[0]
+	if len(r.URLs) != 1 || r.URLs[0].Host != "hub.example.com:7422" || r.Credentials != "/etc/nats-hub/hub.creds" {
+		t.Errorf("remote: urls %v, credentials %q", r.URLs, r.Credentials)
+	}
+	if want := []string{"$KV.tinyctl-status.>", "$KV.tinyctl-heartbeats.>"}; !slices.Equal(r.DenyExports, want) {
+		t.Errorf("deny_exports %v, want %v", r.DenyExports, want)
+	}
+	plain, err := server.ProcessConfigFile(natsConf(t, map[string]any{"auth": map[string]any{"mode": "none"}}))
+	testMust(t, err)
+	if len(plain.LeafNode.Remotes) != 0 || plain.JetStreamDomain != "" {
+		t.Errorf("default chart: remotes %v, domain %q", plain.LeafNode.Remotes, plain.JetStreamDomain)
+	}
+}
+
+func testMust(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -36,7 +36,7 @@ func (p *Provisioner) InstallController(ctx context.Context, image string, auth 
 // KeptValues are the controller values an install keeps from the
 // installed release unless given again: who this cluster is (a new name
 // or lost labels would unplace components) and where it may act.
-var KeptValues = []string{"clusterName", "clusterLabels", "namespaces"}
+var KeptValues = []string{"clusterName", "clusterLabels", "namespaces", "hubDomain"}
 
 // keptValues returns the KeptValues the installed controller release was
 // given and values do not set.

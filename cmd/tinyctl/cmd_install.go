@@ -61,6 +61,7 @@ type installFlags struct {
 	repo, chart, version, release, releaseNS  string
 	chartValues                               string
 	keda                                      kedaFlags
+	fleet                                     fleetFlags
 }
 
 func newInstallCmd(o *options) *cobra.Command {
@@ -124,6 +125,7 @@ func (f *installFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.releaseNS, "release-namespace", "", "namespace of the extra chart (default: the runtime namespace)")
 	fs.StringVar(&f.chartValues, "chart-values", "", "YAML file of values for the extra chart")
 	f.keda.addFlags(fs)
+	f.fleet.addFlags(fs)
 }
 
 // defaultControllerImage is the released image of this tinyctl version, or
@@ -202,6 +204,9 @@ func (f *installFlags) plan() (provision.Plan, error) {
 		plan.ControllerValues = withValue(plan.ControllerValues, "namespaces", []any{})
 	case len(f.namespaces) > 0:
 		plan.ControllerValues = withValue(plan.ControllerValues, "namespaces", toAny(f.namespaces))
+	}
+	if err := f.fleet.apply(&plan, f.clusterName); err != nil {
+		return plan, err
 	}
 	keda, err := f.keda.release()
 	if err != nil {

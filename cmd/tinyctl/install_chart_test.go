@@ -25,6 +25,7 @@ func TestControllerChartArgsParse(t *testing.T) {
 		"nats":             map[string]any{"credentialsSecret": "nats-creds"},
 		"keda":             map[string]any{"account": "$G"},
 		"createNamespaces": false,
+		"hubDomain":        "hub",
 	}
 	args := controllerArgs(t, values)
 	if len(args) == 0 || args[0] != "serve" {
@@ -43,6 +44,7 @@ func TestControllerChartArgsParse(t *testing.T) {
 		"namespaces":     "[team-a,team-b]",
 		"nats-url":       "nats://nats.tinyctl-system.svc:4222",
 		"log-format":     "json",
+		"hub-domain":     "hub",
 	} {
 		if got := serve.Flags().Lookup(flag).Value.String(); got != want {
 			t.Errorf("--%s = %q, want %q", flag, got, want)

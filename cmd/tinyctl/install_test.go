@@ -95,6 +95,9 @@ func TestInstallUsageErrors(t *testing.T) {
 		{"unknown auth mode", []string{"install", "--broker-auth", "password"}, `--broker-auth "password": want jwt, token or none`},
 		{"both namespace scopes", []string{"install", "--namespaces", "a", "--all-namespaces"}, "--namespaces and --all-namespaces exclude each other"},
 		{"argument", []string{"uninstall", "now"}, "Run 'tinyctl uninstall --help' for usage."},
+		{"hub credentials without a hub", []string{"install", "--hub-credentials-secret", "hub-creds"}, "--hub-credentials-secret needs --hub-url"},
+		{"hub address without a scheme", []string{"install", "--hub-url", "hub:7422"}, `--hub-url "hub:7422": want a leafnode URL`},
+		{"cluster named like the hub", []string{"install", "--hub-url", "nats-leaf://hub:7422", "--cluster-name", "hub"}, "is the hub's JetStream domain"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
