@@ -23,8 +23,8 @@ type Status struct {
 	// tell that its own identity changed, not the placement, and keeps
 	// the children (docs/fleet.md, "Unplacing").
 	ClusterLabels map[string]string `json:"clusterLabels,omitempty"`
-	Conditions       []Condition `json:"conditions,omitempty"`
-	Children         []Child     `json:"children,omitempty"`
+	Conditions    []Condition       `json:"conditions,omitempty"`
+	Children      []Child           `json:"children,omitempty"`
 	// Error is the last reconcile error, empty when it succeeded.
 	Error     string    `json:"error,omitempty"`
 	UpdatedAt time.Time `json:"updatedAt"`
