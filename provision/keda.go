@@ -8,9 +8,9 @@ import "cmp"
 // KEDAOptions.Version).
 const (
 	KEDARepo      = "https://kedacore.github.io/charts"
-	KEDAChart     = "keda"
+	kedaChart     = "keda"
 	KEDAVersion   = "2.21.1"
-	KEDARelease   = "keda"
+	kedaRelease   = "keda"
 	KEDANamespace = "keda"
 )
 
@@ -34,11 +34,11 @@ type KEDAOptions struct {
 // through Plan.Extra, which runs before tinyctl's CRDs, so KEDA's chart
 // owns the keda.sh CRDs and InstallCRDs leaves them alone.
 func KEDA(opts KEDAOptions) Release {
-	rel := Release{Name: KEDARelease, Namespace: cmp.Or(opts.Namespace, KEDANamespace), Values: opts.Values}
+	rel := Release{Name: kedaRelease, Namespace: cmp.Or(opts.Namespace, KEDANamespace), Values: opts.Values}
 	if opts.ChartPath != "" {
 		rel.Chart = Chart{Path: opts.ChartPath}
 		return rel
 	}
-	rel.Chart = Chart{RepoURL: cmp.Or(opts.Repo, KEDARepo), Name: KEDAChart, Version: cmp.Or(opts.Version, KEDAVersion)}
+	rel.Chart = Chart{RepoURL: cmp.Or(opts.Repo, KEDARepo), Name: kedaChart, Version: cmp.Or(opts.Version, KEDAVersion)}
 	return rel
 }

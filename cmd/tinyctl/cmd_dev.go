@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -10,7 +11,7 @@ import (
 
 type devFlags struct {
 	dir, examples           string
-	natsPort                int
+	natsPort, clusters      int
 	healthAddr, metricsAddr string
 	logLevel, logFormat     string
 }
@@ -27,9 +28,18 @@ the components under --examples, and prints how to point kubectl and tinyctl
 at it. Ctrl-C stops everything and leaves nothing running; without --dir all
 state is removed too.
 
+--clusters N runs a fleet instead (docs/fleet.md): a hub NATS on --nats-port
+and N clusters dev-1..dev-N (labels env=dev, region=r1..rN), each with its own
+NATS as a leafnode of the hub, its own control plane and a controller reading a
+mirror of the hub's specs, all joined to the hub. The examples are published at
+the hub; tinyctl status -A and tinyctl clusters there show every cluster.
+
 Run it from a clone of the tinyctl repository: go run ./cmd/tinyctl dev`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.clusters < 0 || f.clusters > 9 {
+				return usageError{fmt.Errorf("--clusters %d: want 0 (one cluster) to 9", f.clusters)}
+			}
 			log, err := newLogger(o.errOut, f.logLevel, f.logFormat)
 			if err != nil {
 				return usageError{err}
@@ -42,7 +52,7 @@ Run it from a clone of the tinyctl repository: go run ./cmd/tinyctl dev`,
 			}
 			return devmode.Run(cmd.Context(), devmode.Options{
 				Dir: f.dir, NATSPort: f.natsPort, Examples: examples,
-				HealthAddr: f.healthAddr, MetricsAddr: f.metricsAddr,
+				HealthAddr: f.healthAddr, MetricsAddr: f.metricsAddr, Clusters: f.clusters,
 				Out: o.out, Log: log,
 			})
 		},
@@ -51,6 +61,7 @@ Run it from a clone of the tinyctl repository: go run ./cmd/tinyctl dev`,
 	fs.StringVar(&f.dir, "dir", "", "keep NATS data and control-plane state here (default: a temporary directory removed on exit)")
 	fs.StringVar(&f.examples, "examples", "examples", `components to publish at start ("" for none)`)
 	fs.IntVar(&f.natsPort, "nats-port", 4222, "client port of the embedded NATS server (-1: any free port)")
+	fs.IntVar(&f.clusters, "clusters", 0, "run a fleet: a hub and this many clusters, each with its own NATS, API server and controller (0: one cluster)")
 	fs.StringVar(&f.healthAddr, "health-addr", "127.0.0.1:8081", "controller /healthz and /readyz address")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "127.0.0.1:9090", "controller /metrics address")
 	fs.StringVar(&f.logLevel, "log-level", "warn", "controller log level: debug, info, warn or error")

@@ -26,7 +26,7 @@ func kedaChart(version string) map[string]string {
 // read the way the helm command reads it, and its runtime label.
 func kedaRelease(t *testing.T, ns string) (version, runtime string) {
 	t.Helper()
-	rel, err := storage.Init(driver.NewSecrets(kube.Clientset(t).CoreV1().Secrets(ns))).Deployed(provision.KEDARelease)
+	rel, err := storage.Init(driver.NewSecrets(kube.Clientset(t).CoreV1().Secrets(ns))).Deployed(provision.KEDA(provision.KEDAOptions{}).Name)
 	if err != nil {
 		t.Fatalf("KEDA release in %s: %v", ns, err)
 	}

@@ -46,6 +46,11 @@ type Options struct {
 	Out io.Writer
 	// Log receives the controller's log.
 	Log zerolog.Logger
+	// Clusters, when above zero, runs a fleet instead of one cluster: a
+	// hub NATS (on NATSPort) and that many member clusters, each with its
+	// own NATS (a leafnode of the hub), control plane and controller
+	// (docs/fleet.md).
+	Clusters int
 }
 
 // Run starts everything, prints how to use it, and runs until ctx ends.
@@ -57,6 +62,9 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer cleanup()
+	if o.Clusters > 0 {
+		return runFleet(ctx, o, dir)
+	}
 	step(o.Out, "starting NATS with JetStream")
 	nats, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{
 		StoreDir: filepath.Join(dir, "nats"), Port: o.NATSPort, MonitorPort: -1, ServerName: "tinyctl-dev"})
