@@ -21,8 +21,13 @@ const hashLength = 16
 // error only if encoding/json fails, which no Component value causes today.
 func Canonical(c Component) ([]byte, error) {
 	c = c.DeepCopy()
-	if r := c.Spec.Resources; r != nil && len(r.Requests) == 0 && len(r.Limits) == 0 {
-		c.Spec.Resources = nil
+	c.Spec.Resources = nonEmptyResources(c.Spec.Resources)
+	for i := range c.Spec.Overrides {
+		o := &c.Spec.Overrides[i]
+		o.Resources = nonEmptyResources(o.Resources)
+		if s := o.Scaling; s != nil && s.MinReplicas == nil && s.MaxReplicas == nil {
+			o.Scaling = nil
+		}
 	}
 	if p := c.Spec.Placement; p != nil && len(p.Clusters) == 0 && p.ClusterSelector == nil {
 		c.Spec.Placement = nil
@@ -42,4 +47,12 @@ func Hash(c Component) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])[:hashLength]
+}
+
+// nonEmptyResources is r, or nil when r holds nothing.
+func nonEmptyResources(r *Resources) *Resources {
+	if r != nil && len(r.Requests) == 0 && len(r.Limits) == 0 {
+		return nil
+	}
+	return r
 }
