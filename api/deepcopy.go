@@ -78,9 +78,8 @@ func copyOverrides(overrides []Override) []Override {
 		o.Clusters = slices.Clone(o.Clusters)
 		o.ClusterSelector = o.ClusterSelector.DeepCopy()
 		o.Replicas = clonePtr(o.Replicas)
-		if o.Scaling != nil {
-			o.Scaling = &ScalingLimits{MinReplicas: clonePtr(o.Scaling.MinReplicas), MaxReplicas: clonePtr(o.Scaling.MaxReplicas)}
-		}
+		o.MinReplicas = clonePtr(o.MinReplicas)
+		o.MaxReplicas = clonePtr(o.MaxReplicas)
 		o.Env = slices.Clone(o.Env)
 		o.Resources = o.Resources.deepCopy()
 		out[i] = o

@@ -37,7 +37,7 @@ func TestDeepCopySharesNothing(t *testing.T) {
 	cp.Spec.Placement.ClusterSelector.MatchExpressions[0].Values[0] = "x"
 	o := &cp.Spec.Overrides[0]
 	o.Clusters[0], o.ClusterSelector.MatchLabels["region"] = "x", "x"
-	*o.Replicas, *o.Scaling.MinReplicas, *o.Scaling.MaxReplicas = 9, 9, 9
+	*o.Replicas, *o.MinReplicas, *o.MaxReplicas = 9, 9, 9
 	o.Env[0].Value, o.Resources.Requests["cpu"], o.Resources.Limits["memory"] = "x", "9", "9Gi"
 	cp.Spec.Overrides[1].Image = "x"
 
@@ -89,7 +89,8 @@ func fullComponent() api.Component {
 				Clusters:        []string{"east"},
 				ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}},
 				Replicas:        ptr.To(int32(1)),
-				Scaling:         &api.ScalingLimits{MinReplicas: ptr.To(int32(1)), MaxReplicas: ptr.To(int32(5))},
+				MinReplicas:     ptr.To(int32(1)),
+				MaxReplicas:     ptr.To(int32(5)),
 				Env:             []api.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}},
 				Resources: &api.Resources{
 					Requests: map[string]string{"cpu": "200m"},

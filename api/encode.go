@@ -11,8 +11,8 @@ const hashLength = 16
 // Canonical encodes c as the JSON stored in the spec bucket: compact, no
 // trailing newline, struct fields in declaration order, map keys sorted,
 // empty optional fields omitted, and <, > and & left unescaped (so "jobs.>"
-// reads as written). A nil and an empty resources or placement encode the
-// same way, as nothing. The same content always gives the same bytes, so a
+// reads as written). A nil and an empty resources or placement (or an
+// override's resources) encode the same way, as nothing. The same content always gives the same bytes, so a
 // re-publish that changes nothing is detectable by comparing them.
 //
 // Canonical encodes c as given; it does not default. Publishers should store
@@ -23,11 +23,7 @@ func Canonical(c Component) ([]byte, error) {
 	c = c.DeepCopy()
 	c.Spec.Resources = nonEmptyResources(c.Spec.Resources)
 	for i := range c.Spec.Overrides {
-		o := &c.Spec.Overrides[i]
-		o.Resources = nonEmptyResources(o.Resources)
-		if s := o.Scaling; s != nil && s.MinReplicas == nil && s.MaxReplicas == nil {
-			o.Scaling = nil
-		}
+		c.Spec.Overrides[i].Resources = nonEmptyResources(c.Spec.Overrides[i].Resources)
 	}
 	if p := c.Spec.Placement; p != nil && len(p.Clusters) == 0 && p.ClusterSelector == nil {
 		c.Spec.Placement = nil

@@ -153,20 +153,15 @@ type Override struct {
 	Image           string                `json:"image,omitempty"`
 	// Replicas replaces spec.replicas; only without spec.scaling.
 	Replicas *int32 `json:"replicas,omitempty"`
-	// Scaling replaces spec.scaling's limits; only with spec.scaling.
-	Scaling *ScalingLimits `json:"scaling,omitempty"`
+	// MinReplicas and MaxReplicas replace spec.scaling's; only with
+	// spec.scaling.
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 	// Env is merged into spec.env by name: a variable named here replaces
 	// the spec's, a new one is added after them.
 	Env []EnvVar `json:"env,omitempty"`
 	// Resources are merged into spec.resources by resource name.
 	Resources *Resources `json:"resources,omitempty"`
-}
-
-// ScalingLimits are the replica bounds of Scaling an Override may change;
-// nil keeps the spec's value.
-type ScalingLimits struct {
-	MinReplicas *int32 `json:"minReplicas,omitempty"`
-	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
 }
 
 // Stream deletion policies.

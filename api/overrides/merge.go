@@ -36,7 +36,7 @@ func (m *merger) merge(o api.Override, path *field.Path) {
 	if o.Replicas != nil && m.take("replicas", path.Child("replicas"), itoa(*o.Replicas)) {
 		m.spec.Replicas = ptr(*o.Replicas)
 	}
-	m.mergeScaling(o.Scaling, path.Child("scaling"))
+	m.mergeScaling(o, path)
 	for j, e := range o.Env {
 		if m.take("env["+e.Name+"]", path.Child("env").Index(j), e.Value) {
 			m.setEnv(e)
@@ -65,14 +65,14 @@ func (m *merger) take(key string, path *field.Path, value string) bool {
 	return false
 }
 
-func (m *merger) mergeScaling(sl *api.ScalingLimits, path *field.Path) {
-	if sl == nil || m.spec.Scaling == nil {
+func (m *merger) mergeScaling(o api.Override, path *field.Path) {
+	if m.spec.Scaling == nil {
 		return // validation refuses limits without spec.scaling
 	}
-	if v := sl.MinReplicas; v != nil && m.take("scaling.minReplicas", path.Child("minReplicas"), itoa(*v)) {
+	if v := o.MinReplicas; v != nil && m.take("minReplicas", path.Child("minReplicas"), itoa(*v)) {
 		m.spec.Scaling.MinReplicas = *v
 	}
-	if v := sl.MaxReplicas; v != nil && m.take("scaling.maxReplicas", path.Child("maxReplicas"), itoa(*v)) {
+	if v := o.MaxReplicas; v != nil && m.take("maxReplicas", path.Child("maxReplicas"), itoa(*v)) {
 		m.spec.Scaling.MaxReplicas = *v
 	}
 }
@@ -115,8 +115,8 @@ func (m *merger) checkScaling() {
 	if sc == nil || sc.MinReplicas <= sc.MaxReplicas {
 		return
 	}
-	minO, minSet := m.origins["scaling.minReplicas"]
-	maxO, maxSet := m.origins["scaling.maxReplicas"]
+	minO, minSet := m.origins["minReplicas"]
+	maxO, maxSet := m.origins["maxReplicas"]
 	if !minSet && !maxSet {
 		return // the base spec's own problem: validation reports it
 	}

@@ -88,12 +88,12 @@ func TestResolve(t *testing.T) {
 				}
 			}},
 		{name: "scaling limits", cluster: eu1,
-			overrides: []api.Override{{ClusterSelector: region("eu"), Scaling: &api.ScalingLimits{MaxReplicas: ptr.To[int32](3)}}},
+			overrides: []api.Override{{ClusterSelector: region("eu"), MaxReplicas: ptr.To[int32](3)}},
 			edit:      func(s *api.Spec) { s.Scaling.MaxReplicas = 3 }},
 		{name: "overrides of different fields stack in list order", cluster: eu1,
 			overrides: []api.Override{
 				{ClusterSelector: region("eu"), Image: euImage, Env: []api.EnvVar{{Name: "A", Value: "1"}}},
-				{Clusters: []string{"eu-1"}, Scaling: &api.ScalingLimits{MinReplicas: ptr.To[int32](0)}, Env: []api.EnvVar{{Name: "B", Value: "2"}}},
+				{Clusters: []string{"eu-1"}, MinReplicas: ptr.To[int32](0), Env: []api.EnvVar{{Name: "B", Value: "2"}}},
 			},
 			edit: func(s *api.Spec) {
 				s.Image, s.Scaling.MinReplicas = euImage, 0
@@ -107,8 +107,8 @@ func TestResolve(t *testing.T) {
 			edit:      func(s *api.Spec) { s.Image = euImage }},
 		{name: "a min above the base max, lowered by another override", cluster: eu1,
 			overrides: []api.Override{
-				{ClusterSelector: region("eu"), Scaling: &api.ScalingLimits{MinReplicas: ptr.To[int32](12)}},
-				{Clusters: []string{"eu-1"}, Scaling: &api.ScalingLimits{MaxReplicas: ptr.To[int32](20)}},
+				{ClusterSelector: region("eu"), MinReplicas: ptr.To[int32](12)},
+				{Clusters: []string{"eu-1"}, MaxReplicas: ptr.To[int32](20)},
 			},
 			edit: func(s *api.Spec) { s.Scaling.MinReplicas, s.Scaling.MaxReplicas = 12, 20 }},
 	}
@@ -145,34 +145,34 @@ func TestResolveReportsConflictsAndInvalidMerges(t *testing.T) {
 		{name: "every conflict at once: env, scaling, resources", cluster: eu1,
 			overrides: []api.Override{
 				{ClusterSelector: region("eu"), Env: []api.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}},
-					Scaling:   &api.ScalingLimits{MaxReplicas: ptr.To[int32](3)},
-					Resources: &api.Resources{Limits: map[string]string{"memory": "1Gi"}}},
+					MaxReplicas: ptr.To[int32](3),
+					Resources:   &api.Resources{Limits: map[string]string{"memory": "1Gi"}}},
 				{ClusterSelector: region("us"), Image: canary},
 				{Clusters: []string{"eu-1"}, Env: []api.EnvVar{{Name: "MODE", Value: "x"}, {Name: "LOG_LEVEL", Value: "warn"}},
-					Scaling:   &api.ScalingLimits{MaxReplicas: ptr.To[int32](4)},
-					Resources: &api.Resources{Limits: map[string]string{"memory": "2Gi"}}},
+					MaxReplicas: ptr.To[int32](4),
+					Resources:   &api.Resources{Limits: map[string]string{"memory": "2Gi"}}},
 			},
 			want: []string{
 				`overrides for cluster "eu-1" (3 problems):`,
-				`* spec.overrides[2].scaling.maxReplicas: Invalid value: "4": conflicts with spec.overrides[0].scaling.maxReplicas ("3"): both overrides select cluster eu-1`,
+				`* spec.overrides[2].maxReplicas: Invalid value: "4": conflicts with spec.overrides[0].maxReplicas ("3"): both overrides select cluster eu-1`,
 				`* spec.overrides[2].env[1]: Invalid value: "warn": conflicts with spec.overrides[0].env[0] ("debug"): both overrides select cluster eu-1`,
 				`* spec.overrides[2].resources.limits[memory]: Invalid value: "2Gi": conflicts with spec.overrides[0].resources.limits[memory] ("1Gi"): both overrides select cluster eu-1`,
 			}},
 		{name: "a min above the base max", cluster: eu2,
-			overrides: []api.Override{{ClusterSelector: region("eu"), Scaling: &api.ScalingLimits{MinReplicas: ptr.To[int32](12)}}},
-			want: []string{`overrides for cluster "eu-2": spec.overrides[0].scaling.minReplicas: Invalid value: 12: ` +
+			overrides: []api.Override{{ClusterSelector: region("eu"), MinReplicas: ptr.To[int32](12)}},
+			want: []string{`overrides for cluster "eu-2": spec.overrides[0].minReplicas: Invalid value: 12: ` +
 				`must be less than or equal to maxReplicas (10, from spec.scaling) on cluster eu-2`}},
 		{name: "a max below the base min", cluster: eu2,
-			overrides: []api.Override{{ClusterSelector: region("eu"), Scaling: &api.ScalingLimits{MaxReplicas: ptr.To[int32](1)}}},
-			want: []string{`overrides for cluster "eu-2": spec.overrides[0].scaling.maxReplicas: Invalid value: 1: ` +
+			overrides: []api.Override{{ClusterSelector: region("eu"), MaxReplicas: ptr.To[int32](1)}},
+			want: []string{`overrides for cluster "eu-2": spec.overrides[0].maxReplicas: Invalid value: 1: ` +
 				`must be greater than or equal to minReplicas (2, from spec.scaling) on cluster eu-2`}},
 		{name: "limits crossed by two overrides", cluster: eu1,
 			overrides: []api.Override{
-				{ClusterSelector: region("eu"), Scaling: &api.ScalingLimits{MinReplicas: ptr.To[int32](5)}},
-				{Clusters: []string{"eu-1"}, Scaling: &api.ScalingLimits{MaxReplicas: ptr.To[int32](2)}},
+				{ClusterSelector: region("eu"), MinReplicas: ptr.To[int32](5)},
+				{Clusters: []string{"eu-1"}, MaxReplicas: ptr.To[int32](2)},
 			},
-			want: []string{`overrides for cluster "eu-1": spec.overrides[0].scaling.minReplicas: Invalid value: 5: ` +
-				`must be less than or equal to maxReplicas (2, from spec.overrides[1].scaling.maxReplicas) on cluster eu-1`}},
+			want: []string{`overrides for cluster "eu-1": spec.overrides[0].minReplicas: Invalid value: 5: ` +
+				`must be less than or equal to maxReplicas (2, from spec.overrides[1].maxReplicas) on cluster eu-1`}},
 		{name: "a limit below the base request", cluster: us1,
 			overrides: []api.Override{{ClusterSelector: region("us"), Resources: &api.Resources{Limits: map[string]string{"cpu": "50m"}}}},
 			want: []string{`overrides for cluster "us-1": spec.overrides[0].resources.limits[cpu]: Invalid value: "50m": ` +

@@ -27,8 +27,8 @@ func TestOverrideValidationReportsFieldPaths(t *testing.T) {
 	}{
 		{name: "a valid override of every field", overrides: []api.Override{{
 			Clusters: []string{"eu-1", "eu-2"}, ClusterSelector: eu(),
-			Image:     "registry.example.com/acme/extractor:1.4.3",
-			Scaling:   &api.ScalingLimits{MinReplicas: ptr.To[int32](1), MaxReplicas: ptr.To[int32](5)},
+			Image:       "registry.example.com/acme/extractor:1.4.3",
+			MinReplicas: ptr.To[int32](1), MaxReplicas: ptr.To[int32](5),
 			Env:       []api.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}, {Name: "REGION", Value: "eu"}},
 			Resources: &api.Resources{Limits: map[string]string{"memory": "1Gi"}},
 		}}},
@@ -54,12 +54,12 @@ func TestOverrideValidationReportsFieldPaths(t *testing.T) {
 		{name: "replicas on a scaled component", overrides: []api.Override{{Clusters: []string{"eu-1"}, Replicas: ptr.To[int32](2)}},
 			want: want(problem{forbidden, "spec.overrides[0].replicas"})},
 		{name: "scaling limits on a component with fixed replicas", fixed: true,
-			overrides: []api.Override{{Clusters: []string{"eu-1"}, Scaling: &api.ScalingLimits{MaxReplicas: ptr.To[int32](3)}}},
-			want:      want(problem{forbidden, "spec.overrides[0].scaling"})},
+			overrides: []api.Override{{Clusters: []string{"eu-1"}, MaxReplicas: ptr.To[int32](3)}},
+			want:      want(problem{forbidden, "spec.overrides[0].maxReplicas"})},
 		{name: "scaling limits out of range and crossed", overrides: []api.Override{
-			{Clusters: []string{"eu-1"}, Scaling: &api.ScalingLimits{MaxReplicas: ptr.To[int32](0)}},
-			{Clusters: []string{"eu-1"}, Scaling: &api.ScalingLimits{MinReplicas: ptr.To[int32](4), MaxReplicas: ptr.To[int32](2)}}},
-			want: want(problem{invalid, "spec.overrides[0].scaling.maxReplicas"}, problem{invalid, "spec.overrides[1].scaling.minReplicas"})},
+			{Clusters: []string{"eu-1"}, MaxReplicas: ptr.To[int32](0)},
+			{Clusters: []string{"eu-1"}, MinReplicas: ptr.To[int32](4), MaxReplicas: ptr.To[int32](2)}},
+			want: want(problem{invalid, "spec.overrides[0].maxReplicas"}, problem{invalid, "spec.overrides[1].minReplicas"})},
 		{name: "reserved and duplicate env", overrides: []api.Override{{Clusters: []string{"eu-1"},
 			Env: []api.EnvVar{{Name: "NATS_URL", Value: "x"}, {Name: "A", Value: "1"}, {Name: "A", Value: "2"}}}},
 			want: want(problem{forbidden, "spec.overrides[0].env[0].name"}, problem{duplicate, "spec.overrides[0].env[2].name"})},
@@ -99,7 +99,7 @@ func TestEveryOverrideProblemIsInOneMessage(t *testing.T) {
 	for _, want := range []string{
 		"invalid component (2 problems):",
 		`* spec.overrides[1].image: Invalid value: "acme/extractor": pin a tag or digest`,
-		"* spec.overrides[2]: Required value: set at least one of image, replicas, scaling, env, resources",
+		"* spec.overrides[2]: Required value: set at least one of image, replicas, minReplicas, maxReplicas, env, resources",
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message lacks %q:\n%s", want, msg)

@@ -38,7 +38,7 @@ func validateOverride(o api.Override, s api.Spec, path *field.Path) field.ErrorL
 	}
 	errs = append(errs, validateClusterSelection(o.Clusters, o.ClusterSelector, path)...)
 	if !setsSomething(o) {
-		errs = append(errs, field.Required(path, "set at least one of image, replicas, scaling, env, resources"))
+		errs = append(errs, field.Required(path, "set at least one of image, replicas, minReplicas, maxReplicas, env, resources"))
 	}
 	if o.Image != "" {
 		errs = append(errs, validateImage(path.Child("image"), o.Image)...)
@@ -46,45 +46,44 @@ func validateOverride(o api.Override, s api.Spec, path *field.Path) field.ErrorL
 	if o.Replicas != nil {
 		if s.Scaling != nil {
 			errs = append(errs, field.Forbidden(path.Child("replicas"),
-				"spec.scaling is set: KEDA owns the replica count (override scaling.minReplicas or maxReplicas instead)"))
+				"spec.scaling is set: KEDA owns the replica count (override minReplicas or maxReplicas instead)"))
 		}
 		errs = append(errs, between(path.Child("replicas"), int64(*o.Replicas), 0, MaxReplicas)...)
 	}
-	errs = append(errs, validateScalingLimits(o.Scaling, s.Scaling != nil, path.Child("scaling"))...)
+	errs = append(errs, validateScalingLimits(o, s.Scaling != nil, path)...)
 	errs = append(errs, validateEnv(o.Env, path.Child("env"))...)
 	errs = append(errs, validateResources(o.Resources, path.Child("resources"))...)
 	return errs
 }
 
-// validateScalingLimits checks an override's replica bounds; scaled says
-// whether the base spec has scaling to override.
-func validateScalingLimits(sl *api.ScalingLimits, scaled bool, path *field.Path) field.ErrorList {
-	if sl == nil || (sl.MinReplicas == nil && sl.MaxReplicas == nil) {
-		return nil
-	}
-	if !scaled {
-		return field.ErrorList{field.Forbidden(path,
-			"spec.scaling is not set: there are no scaling limits to override (override replicas instead)")}
-	}
+// validateScalingLimits checks an override's minReplicas and maxReplicas;
+// scaled says whether the base spec has scaling to override.
+func validateScalingLimits(o api.Override, scaled bool, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if sl.MinReplicas != nil {
-		errs = append(errs, between(path.Child("minReplicas"), int64(*sl.MinReplicas), 0, MaxReplicas)...)
+	for _, f := range []struct {
+		name   string
+		v      *int32
+		lowest int64
+	}{{"minReplicas", o.MinReplicas, 0}, {"maxReplicas", o.MaxReplicas, 1}} {
+		switch {
+		case f.v == nil:
+		case !scaled:
+			errs = append(errs, field.Forbidden(path.Child(f.name),
+				"spec.scaling is not set: there are no scaling limits to override (override replicas instead)"))
+		default:
+			errs = append(errs, between(path.Child(f.name), int64(*f.v), f.lowest, MaxReplicas)...)
+		}
 	}
-	if sl.MaxReplicas != nil {
-		errs = append(errs, between(path.Child("maxReplicas"), int64(*sl.MaxReplicas), 1, MaxReplicas)...)
-	}
-	if sl.MinReplicas != nil && sl.MaxReplicas != nil && *sl.MaxReplicas >= 1 && *sl.MinReplicas > *sl.MaxReplicas {
-		errs = append(errs, field.Invalid(path.Child("minReplicas"), *sl.MinReplicas,
-			fmt.Sprintf("must be less than or equal to maxReplicas (%d)", *sl.MaxReplicas)))
+	if scaled && o.MinReplicas != nil && o.MaxReplicas != nil && *o.MaxReplicas >= 1 && *o.MinReplicas > *o.MaxReplicas {
+		errs = append(errs, field.Invalid(path.Child("minReplicas"), *o.MinReplicas,
+			fmt.Sprintf("must be less than or equal to maxReplicas (%d)", *o.MaxReplicas)))
 	}
 	return errs
 }
 
 // setsSomething reports whether o changes at least one field of the spec.
 func setsSomething(o api.Override) bool {
-	sl := o.Scaling
 	r := o.Resources
-	return o.Image != "" || o.Replicas != nil || len(o.Env) > 0 ||
-		(sl != nil && (sl.MinReplicas != nil || sl.MaxReplicas != nil)) ||
+	return o.Image != "" || o.Replicas != nil || o.MinReplicas != nil || o.MaxReplicas != nil || len(o.Env) > 0 ||
 		(r != nil && (len(r.Requests) > 0 || len(r.Limits) > 0))
 }
