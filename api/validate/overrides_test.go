@@ -106,3 +106,18 @@ func TestEveryOverrideProblemIsInOneMessage(t *testing.T) {
 		}
 	}
 }
+
+func TestOverrideWarnings(t *testing.T) {
+	c := validComponent() // placed on east and west
+	c.Spec.Overrides = []api.Override{
+		{Clusters: []string{"east", "north"}, Image: "registry.example.com/acme/extractor:latest"},
+		{ClusterSelector: eu(), Env: []api.EnvVar{{Name: "REGION", Value: "eu"}}},
+	}
+	want := []string{
+		`spec.overrides[0].image: "registry.example.com/acme/extractor:latest" is pinned by the moving tag latest: pods may run different builds and a new build is not rolled out; pin a version tag or a digest`,
+		`spec.overrides[0].clusters[1]: cluster "north" is not in spec.placement.clusters: the component does not run there`,
+	}
+	if diff := cmp.Diff(want, Warnings(c)); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
