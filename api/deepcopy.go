@@ -21,12 +21,7 @@ func (s Spec) deepCopy() Spec {
 	out.Command = slices.Clone(s.Command)
 	out.Args = slices.Clone(s.Args)
 	out.Env = slices.Clone(s.Env)
-	if s.Resources != nil {
-		out.Resources = &Resources{
-			Requests: maps.Clone(s.Resources.Requests),
-			Limits:   maps.Clone(s.Resources.Limits),
-		}
-	}
+	out.Resources = s.Resources.deepCopy()
 	out.Jobs.Subjects = slices.Clone(s.Jobs.Subjects)
 	out.Jobs.Publish = slices.Clone(s.Jobs.Publish)
 	out.Jobs.Consumer.Backoff = slices.Clone(s.Jobs.Consumer.Backoff)
@@ -34,13 +29,18 @@ func (s Spec) deepCopy() Spec {
 		sc := *s.Scaling
 		out.Scaling = &sc
 	}
-	if s.Replicas != nil {
-		r := *s.Replicas
-		out.Replicas = &r
-	}
+	out.Replicas = clonePtr(s.Replicas)
 	out.Egress = s.Egress.deepCopy()
 	out.Placement = s.Placement.deepCopy()
+	out.Overrides = copyOverrides(s.Overrides)
 	return out
+}
+
+func (r *Resources) deepCopy() *Resources {
+	if r == nil {
+		return nil
+	}
+	return &Resources{Requests: maps.Clone(r.Requests), Limits: maps.Clone(r.Limits)}
 }
 
 func (e Egress) deepCopy() Egress {
@@ -66,4 +66,31 @@ func (p *Placement) deepCopy() *Placement {
 		Clusters:        slices.Clone(p.Clusters),
 		ClusterSelector: p.ClusterSelector.DeepCopy(),
 	}
+}
+
+// copyOverrides copies every override; nil stays nil.
+func copyOverrides(overrides []Override) []Override {
+	if overrides == nil {
+		return nil
+	}
+	out := make([]Override, len(overrides))
+	for i, o := range overrides {
+		o.Clusters = slices.Clone(o.Clusters)
+		o.ClusterSelector = o.ClusterSelector.DeepCopy()
+		o.Replicas = clonePtr(o.Replicas)
+		o.MinReplicas = clonePtr(o.MinReplicas)
+		o.MaxReplicas = clonePtr(o.MaxReplicas)
+		o.Env = slices.Clone(o.Env)
+		o.Resources = o.Resources.deepCopy()
+		out[i] = o
+	}
+	return out
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

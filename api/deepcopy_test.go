@@ -35,6 +35,11 @@ func TestDeepCopySharesNothing(t *testing.T) {
 	cp.Spec.Placement.Clusters[0] = "x"
 	cp.Spec.Placement.ClusterSelector.MatchLabels["env"] = "x"
 	cp.Spec.Placement.ClusterSelector.MatchExpressions[0].Values[0] = "x"
+	o := &cp.Spec.Overrides[0]
+	o.Clusters[0], o.ClusterSelector.MatchLabels["region"] = "x", "x"
+	*o.Replicas, *o.MinReplicas, *o.MaxReplicas = 9, 9, 9
+	o.Env[0].Value, o.Resources.Requests["cpu"], o.Resources.Limits["memory"] = "x", "9", "9Gi"
+	cp.Spec.Overrides[1].Image = "x"
 
 	if diff := cmp.Diff(snapshot, orig); diff != "" {
 		t.Errorf("changing the copy changed the original (-before +after):\n%s", diff)
@@ -80,6 +85,18 @@ func fullComponent() api.Component {
 			Scaling:   &api.Scaling{MinReplicas: 0, MaxReplicas: 20},
 			Egress:    api.Egress{Mode: api.EgressAllow, Allow: []api.EgressRule{{CIDR: "10.0.0.0/8", Except: []string{"10.1.0.0/16"}, Ports: []api.Port{{Port: 443}}}}},
 			Placement: &api.Placement{Clusters: []string{"east", "west"}, ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}},
+			Overrides: []api.Override{{
+				Clusters:        []string{"east"},
+				ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}},
+				Replicas:        ptr.To(int32(1)),
+				MinReplicas:     ptr.To(int32(1)),
+				MaxReplicas:     ptr.To(int32(5)),
+				Env:             []api.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}},
+				Resources: &api.Resources{
+					Requests: map[string]string{"cpu": "200m"},
+					Limits:   map[string]string{"memory": "512Mi"},
+				},
+			}, {Clusters: []string{"west"}, Image: "registry.example.com/acme/extractor:1.4.3"}},
 		},
 	}
 }

@@ -11,8 +11,8 @@ const hashLength = 16
 // Canonical encodes c as the JSON stored in the spec bucket: compact, no
 // trailing newline, struct fields in declaration order, map keys sorted,
 // empty optional fields omitted, and <, > and & left unescaped (so "jobs.>"
-// reads as written). A nil and an empty resources or placement encode the
-// same way, as nothing. The same content always gives the same bytes, so a
+// reads as written). A nil and an empty resources or placement (or an
+// override's resources) encode the same way, as nothing. The same content always gives the same bytes, so a
 // re-publish that changes nothing is detectable by comparing them.
 //
 // Canonical encodes c as given; it does not default. Publishers should store
@@ -21,8 +21,9 @@ const hashLength = 16
 // error only if encoding/json fails, which no Component value causes today.
 func Canonical(c Component) ([]byte, error) {
 	c = c.DeepCopy()
-	if r := c.Spec.Resources; r != nil && len(r.Requests) == 0 && len(r.Limits) == 0 {
-		c.Spec.Resources = nil
+	c.Spec.Resources = nonEmptyResources(c.Spec.Resources)
+	for i := range c.Spec.Overrides {
+		c.Spec.Overrides[i].Resources = nonEmptyResources(c.Spec.Overrides[i].Resources)
 	}
 	if p := c.Spec.Placement; p != nil && len(p.Clusters) == 0 && p.ClusterSelector == nil {
 		c.Spec.Placement = nil
@@ -42,4 +43,12 @@ func Hash(c Component) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])[:hashLength]
+}
+
+// nonEmptyResources is r, or nil when r holds nothing.
+func nonEmptyResources(r *Resources) *Resources {
+	if r != nil && len(r.Requests) == 0 && len(r.Limits) == 0 {
+		return nil
+	}
+	return r
 }

@@ -95,6 +95,18 @@ func TestCanonicalTreatsEmptyOptionalBlocksAsAbsent(t *testing.T) {
 	}
 }
 
+func TestCanonicalTreatsEmptyOverrideBlocksAsAbsent(t *testing.T) {
+	const override = "  overrides:\n  - clusters: [eu-1]\n    image: registry.example.com/acme/extractor:1.4.3\n"
+	bare := mustCanonical(t, apitest.MinimalYAML+override)
+	withEmpty := mustCanonical(t, apitest.MinimalYAML+override+"    resources: {}\n    env: []\n")
+	if !bytes.Equal(bare, withEmpty) {
+		t.Errorf("an override's empty resources/env changed the encoding:\n%s\n%s", bare, withEmpty)
+	}
+	if !bytes.Contains(bare, []byte(`"egress":"none","overrides":[{"clusters":["eu-1"],"image":"registry.example.com/acme/extractor:1.4.3"}],"deletion"`)) {
+		t.Errorf("overrides are not encoded between egress/placement and deletion:\n%s", bare)
+	}
+}
+
 func TestHash(t *testing.T) {
 	c := mustDecode(t, apitest.MinimalYAML)
 	h := api.Hash(c)

@@ -45,6 +45,9 @@ type Spec struct {
 	Replicas  *int32     `json:"replicas,omitempty"`
 	Egress    Egress     `json:"egress,omitzero"`
 	Placement *Placement `json:"placement,omitempty"`
+	// Overrides change the image, worker count, scaling limits,
+	// environment or resources on the clusters each one selects.
+	Overrides []Override `json:"overrides,omitempty"`
 	Deletion  Deletion   `json:"deletion,omitzero"`
 }
 
@@ -139,6 +142,26 @@ type Port struct {
 type Placement struct {
 	Clusters        []string              `json:"clusters,omitempty"`
 	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+}
+
+// Override changes some fields of the spec on the clusters it selects: those
+// named in Clusters and matching ClusterSelector (both, when both are set;
+// at least one must be). Fields left unset keep the spec's value.
+type Override struct {
+	Clusters        []string              `json:"clusters,omitempty"`
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+	Image           string                `json:"image,omitempty"`
+	// Replicas replaces spec.replicas; only without spec.scaling.
+	Replicas *int32 `json:"replicas,omitempty"`
+	// MinReplicas and MaxReplicas replace spec.scaling's; only with
+	// spec.scaling.
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+	// Env is merged into spec.env by name: a variable named here replaces
+	// the spec's, a new one is added after them.
+	Env []EnvVar `json:"env,omitempty"`
+	// Resources are merged into spec.resources by resource name.
+	Resources *Resources `json:"resources,omitempty"`
 }
 
 // Stream deletion policies.

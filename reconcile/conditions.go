@@ -11,6 +11,7 @@ const (
 	ReasonReconciled          = "Reconciled"
 	ReasonRetrying            = "Retrying"
 	ReasonInvalidSpec         = "InvalidSpec"
+	ReasonInvalidOverride     = "InvalidOverride"
 	ReasonRejected            = "Rejected"
 	ReasonKindNotInstalled    = "KindNotInstalled"
 	ReasonNamespaceMissing    = "NamespaceMissing"

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"time"
 
+	"github.com/tinyctl/tinyctl/api/overrides"
 	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/render"
 )
@@ -97,6 +98,11 @@ func positive[T int | time.Duration](v, def T) T {
 type clusterID struct {
 	name   string
 	labels map[string]string
+}
+
+// asOverrides is the cluster as overrides select it.
+func (c clusterID) asOverrides() overrides.Cluster {
+	return overrides.Cluster{Name: c.name, Labels: c.labels}
 }
 
 // namespacePolicy says where components may go and which subjects they

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api/decode"
 	"github.com/tinyctl/tinyctl/api/defaults"
+	"github.com/tinyctl/tinyctl/api/overrides"
 	"github.com/tinyctl/tinyctl/api/validate"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -94,7 +95,9 @@ type plan struct {
 	err error
 }
 
-// decide turns in into a plan. It reads nothing and writes nothing.
+// decide turns in into a plan. It reads nothing and writes nothing. A
+// component placed here is rendered as its overrides resolve for this
+// cluster; overrides that conflict here stall this cluster only.
 func decide(in input) plan {
 	p := plan{key: in.key, rev: in.entry.rev, deleteSecret: secretOf(in)}
 	if in.entry.deleted {
@@ -116,6 +119,10 @@ func decide(in input) plan {
 		if err := holdUnplace(in, comp); err != nil && !in.acceptUnplace {
 			p.kind, p.prune, p.err = planHold, nil, err
 		}
+		return p
+	}
+	if comp, err = overrides.Resolve(comp, in.cluster.asOverrides()); err != nil {
+		p.kind, p.err = planInvalid, withClass(Permanent, ReasonInvalidOverride, err)
 		return p
 	}
 	objs, err := render.Render(comp, in.entry.rev, in.settings)

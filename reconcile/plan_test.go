@@ -179,6 +179,57 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+func TestDecideResolvesOverridesForThisCluster(t *testing.T) {
+	const base, euImage, canary = "registry.example.com/acme/resizer:1.0.0", "registry.example.com/acme/resizer:1.0.0-eu",
+		"registry.example.com/acme/resizer:1.1.0-rc1"
+	forEU := func(c *api.Component) {
+		c.Spec.Overrides = []api.Override{{
+			ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}},
+			Image:           euImage,
+		}}
+	}
+	canaryOnEU1 := func(c *api.Component) {
+		c.Spec.Overrides = append(c.Spec.Overrides, api.Override{Clusters: []string{"eu-1"}, Image: canary})
+	}
+	eu1 := clusterID{name: "eu-1", labels: map[string]string{"region": "eu"}}
+	eu2 := clusterID{name: "eu-2", labels: map[string]string{"region": "eu"}}
+	us1 := clusterID{name: "us-1", labels: map[string]string{"region": "us"}}
+	tests := []struct {
+		name      string
+		value     []byte
+		cluster   clusterID
+		wantImage string // "": the plan stalls with InvalidOverride
+	}{
+		{"an eu override on an eu cluster", spec(t, "media", "resizer", forEU), eu1, euImage},
+		{"an eu override elsewhere", spec(t, "media", "resizer", forEU), us1, base},
+		{"conflicting overrides on the cluster both select", spec(t, "media", "resizer", forEU, canaryOnEU1), eu1, ""},
+		{"the same overrides on a cluster only one selects", spec(t, "media", "resizer", forEU, canaryOnEU1), eu2, euImage},
+		{"the same overrides on a cluster neither selects", spec(t, "media", "resizer", forEU, canaryOnEU1), us1, base},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := decide(input{key: "media.resizer", entry: specEntry{rev: 2, value: tt.value}, cluster: tt.cluster,
+				settings: render.Cluster{Name: tt.cluster.name}})
+			if tt.wantImage == "" {
+				class, reason := Classify(p.err)
+				if p.kind != planInvalid || class != Permanent || reason != ReasonInvalidOverride {
+					t.Fatalf("plan %s, error %v (%s %s), want invalid, permanent %s", p.kind, p.err, class, reason, ReasonInvalidOverride)
+				}
+				if want := "spec.overrides[1].image"; !strings.Contains(p.err.Error(), want) || !strings.Contains(p.err.Error(), "spec.overrides[0].image") {
+					t.Errorf("error %q does not name both overrides' image", p.err)
+				}
+				return
+			}
+			if p.kind != planApply {
+				t.Fatalf("plan %s (err %v), want apply", p.kind, p.err)
+			}
+			if got := p.objs.Deployment.Spec.Template.Spec.Containers[0].Image; got != tt.wantImage {
+				t.Errorf("Deployment image %q, want %q", got, tt.wantImage)
+			}
+		})
+	}
+}
+
 func sameChildren(a, b []child) bool {
 	if len(a) != len(b) {
 		return false

@@ -26,6 +26,8 @@ func TestDecodeReportsProblemsWithPaths(t *testing.T) {
 			[]string{`unknown field "status"`, `unknown field "version"`, `unknown field "spec.jobs2"`}},
 		{"nested unknown field", strings.Replace(minimalYAML, `jobs: {subjects: ["jobs.extract.>"]}`,
 			`jobs: {subjects: ["jobs.extract.>"], consumer: {ackwait: 30s}}`, 1), []string{`unknown field "spec.jobs.consumer.ackwait"`}},
+		{"unknown field in an override", minimalYAML + "  overrides:\n  - clusters: [eu-1]\n    image: acme/x:1\n  - clusters: [us-1]\n    scaling: {maxReplicas: 3}\n",
+			[]string{`unknown field "spec.overrides[1].scaling"`}},
 		{"field names are case-sensitive", strings.Replace(minimalYAML, "image:", "Image:", 1), []string{`unknown field "spec.Image"`}},
 		{"duplicate key", minimalYAML + "  image: other:1\n", []string{`"image" already set in map`}},
 		{"wrong type", minimalYAML + "  replicas: three\n", []string{"spec.replicas: must be an integer, not a string"}},

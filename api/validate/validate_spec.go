@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -30,6 +31,7 @@ func validateSpec(s api.Spec, path *field.Path) field.ErrorList {
 	errs = append(errs, validateWorkers(s, path)...)
 	errs = append(errs, validateEgress(s.Egress, path.Child("egress"))...)
 	errs = append(errs, validatePlacement(s.Placement, path.Child("placement"))...)
+	errs = append(errs, validateOverrides(s, path.Child("overrides"))...)
 	if d := s.Deletion.Stream; d != api.Retain && d != api.Delete {
 		errs = append(errs, field.NotSupported(path.Child("deletion", "stream"), d, []string{api.Retain, api.Delete}))
 	}
@@ -143,9 +145,15 @@ func validatePlacement(p *api.Placement, path *field.Path) field.ErrorList {
 	if p == nil {
 		return nil
 	}
+	return validateClusterSelection(p.Clusters, p.ClusterSelector, path)
+}
+
+// validateClusterSelection checks the cluster names and the label selector
+// of a placement or an override.
+func validateClusterSelection(clusters []string, sel *metav1.LabelSelector, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	seen := make(map[string]bool, len(p.Clusters))
-	for i, name := range p.Clusters {
+	seen := make(map[string]bool, len(clusters))
+	for i, name := range clusters {
 		cp := path.Child("clusters").Index(i)
 		switch {
 		case name == "":
@@ -157,7 +165,7 @@ func validatePlacement(p *api.Placement, path *field.Path) field.ErrorList {
 		}
 		seen[name] = true
 	}
-	if sel := p.ClusterSelector; sel != nil {
+	if sel != nil {
 		sp := path.Child("clusterSelector")
 		errs = append(errs, validateLabelMap(sel.MatchLabels, sp.Child("matchLabels"))...)
 		for i, req := range sel.MatchExpressions {

@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -18,7 +19,9 @@ import (
 // re-publishing does not roll out a new build and pods may run different
 // builds) and about an allow rule for 0.0.0.0/0 or ::/0 (that is egress:
 // internet, said less plainly) and about a backoff whose first entry differs
-// from ackWait (JetStream then uses the first backoff as the ack wait).
+// from ackWait (JetStream then uses the first backoff as the ack wait). It
+// warns about overrides the same way about their images, and about an
+// override naming a cluster spec.placement leaves out (it never applies).
 func Warnings(c api.Component) []string {
 	var out []string
 	spec := field.NewPath("spec")
@@ -27,7 +30,31 @@ func Warnings(c api.Component) []string {
 			"and a new build is not rolled out; pin a version tag or a digest", spec.Child("image"), c.Spec.Image))
 	}
 	out = append(out, backoffWarnings(c.Spec.Jobs.Consumer, spec.Child("jobs", "consumer"))...)
-	return append(out, egressWarnings(c.Spec.Egress, spec.Child("egress"))...)
+	out = append(out, egressWarnings(c.Spec.Egress, spec.Child("egress"))...)
+	return append(out, overrideWarnings(c.Spec, spec.Child("overrides"))...)
+}
+
+// overrideWarnings warns about override images pinned by latest and about
+// clusters an override names but the placement does not.
+func overrideWarnings(s api.Spec, path *field.Path) []string {
+	var out []string
+	for i, o := range s.Overrides {
+		p := path.Index(i)
+		if isLatestTag(o.Image) {
+			out = append(out, fmt.Sprintf("%s: %q is pinned by the moving tag latest: pods may run different builds "+
+				"and a new build is not rolled out; pin a version tag or a digest", p.Child("image"), o.Image))
+		}
+		if s.Placement == nil || len(s.Placement.Clusters) == 0 {
+			continue
+		}
+		for j, name := range o.Clusters {
+			if !slices.Contains(s.Placement.Clusters, name) {
+				out = append(out, fmt.Sprintf("%s: cluster %q is not in spec.placement.clusters: the component does not run there",
+					p.Child("clusters").Index(j), name))
+			}
+		}
+	}
+	return out
 }
 
 // backoffWarnings warns when backoff[0] silently replaces ackWait.

@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/overrides"
 	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
@@ -18,22 +20,32 @@ import (
 type clusterFlag struct{ name string }
 
 func (f *clusterFlag) addFlag(fs *pflag.FlagSet) {
-	fs.StringVar(&f.name, "cluster", "", "render with the settings the controller of this cluster reports (default: the settings of a default `tinyctl install`)")
+	fs.StringVar(&f.name, "cluster", "", "render with the settings and overrides of this cluster, as its controller reports them (default: a default `tinyctl install`, a cluster named default, without labels)")
 	cli.BindEnv(fs, "cluster", "TINYCTL_CLUSTER")
 }
 
 // clusterView is what commands need to know about the target cluster:
-// how it renders, and which subjects each namespace may use there.
+// how it renders, which subjects each namespace may use there, and its
+// name and labels, which select the component's overrides.
 type clusterView struct {
 	render  render.Cluster
 	tenancy validate.Tenancy
+	cluster overrides.Cluster
 }
 
-// view returns the defaults, or the named cluster's settings as its live
+// resolve returns c as it runs on the cluster: with the overrides that
+// select it merged in. It returns an error naming the overrides that
+// conflict there.
+func (v clusterView) resolve(c api.Component) (api.Component, error) {
+	return overrides.Resolve(c, v.cluster)
+}
+
+// view returns the defaults (a cluster named render.DefaultClusterName
+// without labels), or the named cluster's settings and labels as its live
 // heartbeat carries them.
 func (f *clusterFlag) view(ctx context.Context, o *options) (clusterView, error) {
 	if f.name == "" {
-		return clusterView{render: render.DefaultCluster()}, nil
+		return clusterView{render: render.DefaultCluster(), cluster: overrides.Cluster{Name: render.DefaultClusterName}}, nil
 	}
 	s, err := o.open(ctx, "", false)
 	if err != nil {
@@ -49,7 +61,7 @@ func (f *clusterFlag) view(ctx context.Context, o *options) (clusterView, error)
 	case hb.Settings == nil:
 		return clusterView{}, fmt.Errorf("cluster %q: its controller does not report its settings (upgrade it)", f.name)
 	}
-	v := clusterView{render: hb.Settings.WithDefaults()}
+	v := clusterView{render: hb.Settings.WithDefaults(), cluster: overrides.Cluster{Name: hb.Cluster, Labels: hb.Labels}}
 	if hb.Tenancy != nil {
 		v.tenancy = *hb.Tenancy
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/internal/manifest"
 	"github.com/tinyctl/tinyctl/internal/preview"
-	"github.com/tinyctl/tinyctl/render"
 )
 
 // Values of --dry-run.
@@ -90,7 +89,7 @@ func (a *applyOptions) run(cmd *cobra.Command, o *options) error {
 	}
 	defer s.Close()
 	for _, c := range comps {
-		if err := a.publishOne(ctx, o, s.Client, pv, c, opts, view.render); err != nil {
+		if err := a.publishOne(ctx, o, s.Client, pv, c, opts, view); err != nil {
 			return err
 		}
 	}
@@ -111,7 +110,7 @@ func (a *applyOptions) preview(o *options) (*preview.Preview, error) {
 
 // publishOne publishes c (or decides what publishing would do) and prints
 // the outcome, then the server dry-run of its objects when asked.
-func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Client, pv *preview.Preview, c manifest.Component, opts client.PublishOptions, settings render.Cluster) error {
+func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Client, pv *preview.Preview, c manifest.Component, opts client.PublishOptions, view clusterView) error {
 	res, err := s.Publish(ctx, c.Component, opts)
 	if err != nil {
 		return err
@@ -130,8 +129,12 @@ func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Cli
 		return nil
 	}
 	fmt.Fprintf(o.out, "component/%s %s (server dry run)\n", res.Key, action)
+	comp, err := view.resolve(c.Component)
+	if err != nil {
+		return err
+	}
 	p := o.progress("dry-running component " + c.Key + " on the API server")
-	results, err := pv.DryRunComponent(ctx, c.Component, res.Revision, settings)
+	results, err := pv.DryRunComponent(ctx, comp, res.Revision, view.render)
 	p.Stop()
 	for _, r := range results {
 		if r.Note != "" {

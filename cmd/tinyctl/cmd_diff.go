@@ -22,7 +22,8 @@ func newDiffCmd(o *options) *cobra.Command {
 		Short: "Show how the cluster would change if the components were reconciled",
 		Long: `Diff renders each component given with -f for a cluster installed with default
 settings (with --cluster, with the settings that cluster's controller reports
-in its heartbeat), server-side dry-runs every object on the Kubernetes API server, and
+in its heartbeat) with the overrides that select that cluster merged in,
+server-side dry-runs every object on the Kubernetes API server, and
 prints a unified diff between the live object and the dry-run result. Fields
 the API server manages (managedFields, resourceVersion, generation, uid,
 creationTimestamp, status) and tinyctl's revision and cluster annotations are
@@ -74,8 +75,13 @@ func diffRun(cmd *cobra.Command, o *options, files *fileFlags, kube *cli.KubeFla
 	found := false
 	var errs []error
 	for _, c := range comps {
+		comp, err := view.resolve(c.Component)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("component %s: %w", c.Key, err))
+			continue
+		}
 		p := o.progress("comparing component " + c.Key + " with the cluster")
-		results, err := pv.DiffComponent(ctx, c.Component, view.render)
+		results, err := pv.DiffComponent(ctx, comp, view.render)
 		p.Stop()
 		for _, r := range results {
 			found = printDiff(o, r) || found

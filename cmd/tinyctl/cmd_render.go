@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/tinyctl/tinyctl/internal/cli"
@@ -18,7 +20,9 @@ func newRenderCmd(o *options) *cobra.Command {
 		Short: "Print the Kubernetes objects and JetStream configs components produce (offline)",
 		Long: `Render validates the components given with -f and prints what the controller
 makes of each one for a cluster installed with default settings (or, with
---cluster, with the settings that cluster's controller reports): the
+--cluster, with the settings that cluster's controller reports), with the
+overrides that select that cluster (by its name and labels; without --cluster
+the cluster is named "default" and has no labels) merged in: the
 Deployment, NetworkPolicy and ScaledObject as YAML documents, then the
 JetStream stream and consumer configurations (JetStream API JSON fields), each
 document headed by a comment. Without --cluster it needs neither NATS nor
@@ -53,7 +57,11 @@ func renderRun(cmd *cobra.Command, o *options, files *fileFlags, output string, 
 	}
 	items := make([]cli.Rendered, 0, len(comps))
 	for _, c := range comps {
-		objs, err := render.Render(c.Component, 0, view.render)
+		comp, err := view.resolve(c.Component)
+		if err != nil {
+			return fmt.Errorf("component %s: %w", c.Key, err)
+		}
+		objs, err := render.Render(comp, 0, view.render)
 		if err != nil {
 			return err
 		}

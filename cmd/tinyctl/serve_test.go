@@ -170,7 +170,7 @@ func TestRenderAndDiffUseTheSettingsAClusterReports(t *testing.T) {
 	ns := kube.RestrictedNamespace(t)
 	p := testenv.Serve(u.t, binary,
 		"--nats-url", u.nats.URL(), "--kubeconfig", kube.Kubeconfig, "--namespaces", ns,
-		"--cluster-name", "custom", "--worker-nats-url", "nats://broker.custom.svc:4222",
+		"--cluster-name", "custom", "--cluster-labels", "region=eu", "--worker-nats-url", "nats://broker.custom.svc:4222",
 		"--pod-cidrs", "10.244.0.0/16", "--service-cidrs", "10.96.0.0/12,fd00:10:96::/112",
 		"--dns-node-local-ip", "169.254.20.10", "--collector-endpoint", "-",
 		"--lease-ttl", "3s", "--log-format", "json")
@@ -192,6 +192,7 @@ func TestRenderAndDiffUseTheSettingsAClusterReports(t *testing.T) {
 		t.Errorf("render --cluster custom: NATS_URL line %q, want the controller's --worker-nats-url", got)
 	}
 	checkEgressSettings(t, u, ns)
+	checkOverrides(t, u, ns)
 	expect(t, u.run("render", "-f", f, "--cluster", "nowhere"), 1, nil,
 		[]string{`Error: cluster "nowhere" has no live heartbeat: is its controller running?`})
 
@@ -210,6 +211,33 @@ func TestRenderAndDiffUseTheSettingsAClusterReports(t *testing.T) {
 	if r.code != exitDiffFound || !strings.Contains(r.stdout, "-          value: nats://broker.custom.svc:4222") {
 		t.Errorf("diff with the default settings: exit %d, want %d and the NATS_URL change:\n%s%s", r.code, exitDiffFound, r.stdout, r.stderr)
 	}
+}
+
+// checkOverrides renders a component with overrides for the cluster
+// started above (named custom, labelled region=eu) and for the default
+// one: each rendering has its own cluster's overrides merged in, and a
+// conflict is an error of the cluster it selects only.
+func checkOverrides(t *testing.T, u *user, ns string) {
+	t.Helper()
+	overrides := component(ns, "regional", "acme/regional:1.0.0") + `  overrides:
+  - clusterSelector: {matchLabels: {region: eu}}
+    image: acme/regional:1.0.0-eu
+  - clusters: [default]
+    env: [{name: LOG_LEVEL, value: debug}]
+`
+	f := u.file("regional.yaml", overrides)
+	custom, defaults := u.must("render", "-f", f, "--cluster", "custom").stdout, u.must("render", "-f", f).stdout
+	if !strings.Contains(custom, "image: acme/regional:1.0.0-eu\n") || strings.Contains(custom, "LOG_LEVEL") {
+		t.Errorf("render --cluster custom (region=eu): want the eu image and no LOG_LEVEL:\n%s", custom)
+	}
+	if !strings.Contains(defaults, "image: acme/regional:1.0.0\n") || !strings.Contains(defaults, "value: debug") {
+		t.Errorf("render for the default cluster: want the base image and LOG_LEVEL debug:\n%s", defaults)
+	}
+	conflict := u.file("conflict.yaml", overrides+"  - clusters: [custom]\n    image: acme/regional:2.0.0-rc1\n")
+	expect(t, u.run("render", "-f", conflict, "--cluster", "custom"), 1, nil, []string{`Error: component ` + ns +
+		`.regional: overrides for cluster "custom": spec.overrides[2].image: Invalid value: "acme/regional:2.0.0-rc1": ` +
+		`conflicts with spec.overrides[0].image ("acme/regional:1.0.0-eu")`})
+	u.must("render", "-f", conflict)
 }
 
 // checkEgressSettings renders an internet-egress component with the

@@ -146,8 +146,9 @@ func rulesFor(rel string) []string {
 // count: a reader does not learn them.
 const maxExports = 64
 
-// interfaceMethods are those standard methods.
-var interfaceMethods = []string{"Error", "Unwrap", "Is", "As", "String", "Format", "MarshalJSON", "UnmarshalJSON", "Read", "Write"}
+// interfaceMethods are those standard methods (IsZero is what
+// encoding/json's omitzero calls).
+var interfaceMethods = []string{"Error", "Unwrap", "Is", "As", "String", "Format", "MarshalJSON", "UnmarshalJSON", "IsZero", "Read", "Write"}
 
 func TestNoPackageIsTooBigToRead(t *testing.T) {
 	for _, p := range modulePackages(t) {

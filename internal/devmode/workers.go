@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/overrides"
 	"github.com/tinyctl/tinyctl/internal/localrun"
 	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
@@ -79,6 +80,10 @@ func startWorker(out io.Writer, c api.Component, name, natsURL string) (*localru
 		fmt.Fprintf(out, "  %s: no local worker: no pods run in dev mode; set metadata.annotations[%q] to a command (e.g. \"go run ./examples/worker\") to run one here\n",
 			name, api.AnnotationDevRun)
 		return nil, nil
+	}
+	c, err := overrides.Resolve(c, overrides.Cluster{Name: ClusterName, Labels: ClusterLabels})
+	if err != nil {
+		return nil, err
 	}
 	objs, err := render.Render(c, 0, cluster(natsURL))
 	if err != nil {
