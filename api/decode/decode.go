@@ -1,6 +1,7 @@
 // Package decode reads components strictly: YAML or JSON, unknown and
 // duplicate fields refused with their paths, input size capped, a
-// multi-document stream split with each document's line. It neither
+// multi-document stream read document by document with each document's
+// line and its size capped per document. It neither
 // defaults nor validates (packages defaults and validation do).
 package decode
 
@@ -17,8 +18,9 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 )
 
-// MaxSize is the largest input, in bytes, that Component, Reader and All
-// accept (256 KiB). For All it bounds the whole stream.
+// MaxSize is the largest input, in bytes, that Component and Reader accept
+// (256 KiB). For a stream (Decoder, All) it bounds each document, not the
+// stream.
 const MaxSize = 256 << 10
 
 // ErrTooLarge is wrapped by the Error returned for input larger than

@@ -3,6 +3,7 @@ package decode
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -134,8 +135,74 @@ func TestDecodeRefusesOversizedInput(t *testing.T) {
 	if r.n > 2*MaxSize {
 		t.Errorf("DecodeReader read %d bytes of an endless stream, want about %d", r.n, MaxSize+1)
 	}
-	if _, err := All(&countingReader{}); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("DecodeAll(endless) = %v, want ErrTooLarge", err)
+}
+
+// TestDecoderCapsEachDocumentNotTheStream reads a stream far larger than
+// MaxSize made of small documents, with one oversized document (a comment
+// line longer than the read buffer, then more content) among them: that
+// one alone is refused, with its index and line, and the stream goes on.
+func TestDecoderCapsEachDocumentNotTheStream(t *testing.T) {
+	var b strings.Builder
+	const n = 3000
+	for i := range n {
+		if i == 1000 {
+			b.WriteString("---\n# " + strings.Repeat("x", MaxSize) + "\n" + minimalYAML)
+			continue
+		}
+		fmt.Fprintf(&b, "---\n%s", strings.Replace(minimalYAML, "extractor,", fmt.Sprintf("w%d,", i), 1))
+	}
+	if b.Len() < 2*MaxSize {
+		t.Fatalf("stream of %d bytes, want one well over MaxSize", b.Len())
+	}
+	dec := NewDecoder(strings.NewReader(b.String()))
+	lines := strings.Count(minimalYAML, "\n") + 1
+	for i := range n {
+		d, err := dec.Next()
+		if err != nil || d.Index != i {
+			t.Fatalf("document %d: index %d, %v", i, d.Index, err)
+		}
+		want := i*lines + 1
+		if i > 1000 {
+			want++ // the oversized document's extra line
+		}
+		if d.Start != want {
+			t.Fatalf("document %d starts on line %d, want %d", i, d.Start, want)
+		}
+		if i != 1000 {
+			if d.Err != nil || d.Component.Metadata.Name != fmt.Sprintf("w%d", i) {
+				t.Fatalf("document %d: %q, %v", i, d.Component.Metadata.Name, d.Err)
+			}
+			continue
+		}
+		if !errors.Is(d.Err, ErrTooLarge) || !errors.Is(d.Err, api.ErrInvalid) || d.Line != d.Start+2 {
+			t.Errorf("oversized document: line %d, err %v; want ErrTooLarge on line %d", d.Line, d.Err, d.Start+2)
+		}
+		if want := "decode component: document is larger than 256 KiB"; d.Err == nil || !strings.HasPrefix(d.Err.Error(), want) {
+			t.Errorf("oversized document: %v, want %q", d.Err, want)
+		}
+	}
+	if _, err := dec.Next(); err != io.EOF {
+		t.Errorf("after the last document: %v, want io.EOF", err)
+	}
+}
+
+// TestDecoderOversizedDocumentThenReadError: a document of a megabyte of
+// blanks (one line, longer than the read buffer) is refused and the next
+// one decoded; a read error fails All.
+func TestDecoderOversizedDocumentThenReadError(t *testing.T) {
+	boom := errors.New("disk on fire")
+	r := io.MultiReader(io.LimitReader(&countingReader{}, 4*MaxSize), strings.NewReader("\n---\n"+minimalYAML), errReader{boom})
+	docs, err := All(r)
+	if !errors.Is(err, boom) || docs != nil {
+		t.Errorf("All = %d documents, %v; want none and the read error", len(docs), err)
+	}
+	dec := NewDecoder(io.MultiReader(strings.NewReader("kind: x\n"), io.LimitReader(&countingReader{}, 4*MaxSize), strings.NewReader("\n---\n"+minimalYAML)))
+	d, err := dec.Next()
+	if err != nil || !errors.Is(d.Err, ErrTooLarge) {
+		t.Errorf("first document: %v, %v; want ErrTooLarge", d.Err, err)
+	}
+	if d, err = dec.Next(); err != nil || d.Err != nil || d.Index != 1 || d.Line != 4 {
+		t.Errorf("second document: index %d line %d, %v, %v; want index 1 on line 4, decoded", d.Index, d.Line, d.Err, err)
 	}
 }
 

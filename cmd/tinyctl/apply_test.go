@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestApplyCreatesConfiguresAndSkipsUnchanged(t *testing.T) {
@@ -115,4 +118,46 @@ func TestApplyUsageErrors(t *testing.T) {
 	if keys := u.keys("tinyctl-components"); len(keys) != 0 {
 		t.Errorf("bucket holds %v after failed applies, want nothing", keys)
 	}
+}
+
+// TestApplyOfTenThousandComponentsInOneFile applies one multi-document
+// file far over the per-document cap of 256 KiB: refused whole while one
+// document is too large (named by its index and line, nothing published),
+// then published with progress on stderr and a summary.
+func TestApplyOfTenThousandComponentsInOneFile(t *testing.T) {
+	t.Parallel()
+	u := newUser(t)
+	const n = 10000
+	docs := make([]string, n)
+	for i := range docs {
+		docs[i] = component("media", fmt.Sprintf("w%d", i), "acme/w:1.0.0")
+	}
+	oversized := slices.Clone(docs)
+	oversized[4999] += "# " + strings.Repeat("x", 300<<10) + "\n"
+	f := u.file("many.yaml", strings.Join(oversized, "---\n"))
+	line := 1 + 4999*strings.Count(docs[0]+"---\n", "\n")
+
+	start := time.Now()
+	r := u.run("apply", "-f", f)
+	expect(t, r, 1, nil, []string{
+		fmt.Sprintf("%s: document 5000 (line %d): document is larger than 256 KiB (the limit is per document, not per file)\n", f, line),
+		"Error: 1 problem in 1 document; nothing was published\n",
+	})
+	if keys := u.keys("tinyctl-components"); len(keys) != 0 || r.stdout != "" {
+		t.Errorf("bucket holds %d keys, stdout %.200q; want nothing published", len(keys), r.stdout)
+	}
+	t.Logf("refused in %s", time.Since(start).Round(time.Millisecond))
+
+	u.file("many.yaml", strings.Join(docs, "---\n"))
+	start = time.Now()
+	r = u.run("apply", "-f", f)
+	expect(t, r, 0, []string{"component/media.w9999 created (revision 10000)\n", "Done: 10000 created.\n"},
+		[]string{"1000 of 10000 components (10%)...\n", "9000 of 10000 components (90%)...\n"})
+	if c := strings.Count(r.stdout, " created (revision "); c != n {
+		t.Errorf("%d components created, want %d", c, n)
+	}
+	if keys := u.keys("tinyctl-components"); len(keys) != n {
+		t.Errorf("bucket holds %d keys, want %d", len(keys), n)
+	}
+	t.Logf("applied in %s", time.Since(start).Round(time.Millisecond))
 }

@@ -88,10 +88,32 @@ func (a *applyOptions) run(cmd *cobra.Command, o *options) error {
 		return err
 	}
 	defer s.Close()
-	for _, c := range comps {
-		if err := a.publishOne(ctx, o, s.Client, pv, c, opts, view); err != nil {
+	return a.publishAll(cmd.Context(), o, s.Client, pv, comps, opts, view)
+}
+
+// publishAll publishes comps in order, each within --request-timeout (not
+// all of them: a file of 10,000 components takes longer), stopping at the
+// first error. Progress goes to standard error on a long publish; a
+// summary of more than one component ends the output.
+func (a *applyOptions) publishAll(ctx context.Context, o *options, s *client.Client, pv *preview.Preview, comps []manifest.Component, opts client.PublishOptions, view clusterView) error {
+	p := newPublishProgress(o.errOut, o.now, len(comps))
+	for i, c := range comps {
+		pctx, cancel := o.withTimeout(ctx)
+		action, err := a.publishOne(pctx, o, s, pv, c, opts, view)
+		cancel()
+		if err != nil {
+			if i > 0 {
+				return fmt.Errorf("%w\n%d of %d components were applied before it (%s); the rest were not", err, i, len(comps), p.summary())
+			}
 			return err
 		}
+		p.add(action)
+	}
+	switch {
+	case len(comps) > 1 && opts.DryRun:
+		fmt.Fprintf(o.out, "Done: %s (dry run).\n", p.summary())
+	case len(comps) > 1:
+		fmt.Fprintf(o.out, "Done: %s.\n", p.summary())
 	}
 	return nil
 }
@@ -109,11 +131,12 @@ func (a *applyOptions) preview(o *options) (*preview.Preview, error) {
 }
 
 // publishOne publishes c (or decides what publishing would do) and prints
-// the outcome, then the server dry-run of its objects when asked.
-func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Client, pv *preview.Preview, c manifest.Component, opts client.PublishOptions, view clusterView) error {
+// the outcome, then the server dry-run of its objects when asked. It
+// returns what it did, or would do, to c.
+func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Client, pv *preview.Preview, c manifest.Component, opts client.PublishOptions, view clusterView) (api.Action, error) {
 	res, err := s.Publish(ctx, c.Component, opts)
 	if err != nil {
-		return err
+		return "", err
 	}
 	st := o.style()
 	action := string(res.Action)
@@ -123,15 +146,15 @@ func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Cli
 	switch a.dryRun {
 	case dryRunNone:
 		fmt.Fprintf(o.out, "component/%s %s (revision %d)\n", res.Key, action, res.Revision)
-		return nil
+		return res.Action, nil
 	case dryRunClient:
 		fmt.Fprintf(o.out, "component/%s %s (dry run)\n", res.Key, action)
-		return nil
+		return res.Action, nil
 	}
 	fmt.Fprintf(o.out, "component/%s %s (server dry run)\n", res.Key, action)
 	comp, err := view.resolve(c.Component)
 	if err != nil {
-		return err
+		return "", err
 	}
 	p := o.progress("dry-running component " + c.Key + " on the API server")
 	results, err := pv.DryRunComponent(ctx, comp, res.Revision, view.render)
@@ -143,5 +166,5 @@ func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Cli
 		}
 		fmt.Fprintf(o.out, "  %s accepted by the API server\n", r.Ref)
 	}
-	return err
+	return res.Action, err
 }

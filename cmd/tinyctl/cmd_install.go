@@ -1,3 +1,5 @@
+//go:build !noinstall
+
 package main
 
 import (
@@ -94,7 +96,7 @@ chart repository or, with no network, from --keda-chart-dir. --repo, --chart
 and --version install any other chart from a chart repository. Both go before
 the CRDs, so that a chart bringing its own CRDs owns them.`,
 		Example: `  tinyctl install
-  tinyctl install --image ghcr.io/tinyctl/tinyctl:v0.3.0 --cluster-name eu-1 --namespaces media,billing
+  tinyctl install --image ghcr.io/tinyctl/tinyctl:0.3.0 --cluster-name eu-1 --namespaces media,billing
   tinyctl install --with-keda
   tinyctl install --with-keda --keda-chart-dir ./keda-` + provision.KEDAVersion + `.tgz
   tinyctl install --repo https://kedacore.github.io/charts --chart keda --version 2.17.0 --release-namespace keda`,
@@ -130,9 +132,14 @@ func (f *installFlags) addFlags(fs *pflag.FlagSet) {
 
 // defaultControllerImage is the released image of this tinyctl version, or
 // "" (the chart's default) for a development build.
-func defaultControllerImage() string {
-	if regexp.MustCompile(`^v\d+\.\d+\.\d+`).MatchString(version) {
-		return controllerRepository + ":" + version
+func defaultControllerImage() string { return releasedImage(version) }
+
+// releasedImage is the controller image of release v (such as v1.2.3): the
+// repository tagged with the version without its "v", the way the chart's
+// appVersion and `go tool task image` write it. It is "" for any other v.
+func releasedImage(v string) string {
+	if regexp.MustCompile(`^v\d+\.\d+\.\d+`).MatchString(v) {
+		return controllerRepository + ":" + strings.TrimPrefix(v, "v")
 	}
 	return ""
 }

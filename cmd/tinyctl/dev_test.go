@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,40 +29,14 @@ import (
 // thumbnailer's local worker (its dev.tinyctl.io/run annotation) processes
 // a published job, then presses Ctrl-C.
 func TestDevRunsEverythingAndLeavesNothingBehind(t *testing.T) {
-	cmd := exec.Command(binary, "dev", "--nats-port", "-1",
+	cmd, lines := startDev(t, "--nats-port", "-1",
 		"--health-addr", testenv.FreeAddr(t), "--metrics-addr", testenv.FreeAddr(t),
 		"--examples", "examples")
-	cmd.Dir = filepath.Join("..", "..")
-	cmd.Env = os.Environ()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	lines := make(chan string, 100)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
 	out := readUntil(t, lines, "export TINYCTL_NATS_URL=", 3*time.Minute)
 	kubeconfig := valueAfter(out, "export KUBECONFIG=")
 	natsURL := valueAfter(out, "export TINYCTL_NATS_URL=")
 	stateDir := filepath.Dir(kubeconfig)
-	later := &testenv.SyncBuffer{}
-	collected := make(chan struct{})
-	go func() { // keep reading, or the dev process blocks on its output
-		defer close(collected)
-		for l := range lines {
-			fmt.Fprintln(later, l)
-		}
-	}()
+	later, collected := collect(lines)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("dev output:\n%s%s", out, later)
@@ -86,13 +63,7 @@ func TestDevRunsEverythingAndLeavesNothingBehind(t *testing.T) {
 		t.Fatalf("tinyctl list against dev NATS: %v\n%s", err, b)
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	<-collected // the process closed its output
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("dev exited with %v after Ctrl-C, want 0", err)
-	}
+	interrupt(t, cmd, collected)
 	if !strings.Contains(later.String(), "media/thumbnailer | ") || !strings.Contains(later.String(), `"drained"`) {
 		t.Errorf("the local worker did not drain on Ctrl-C; output after ready:\n%s", later)
 	}
@@ -104,6 +75,104 @@ func TestDevRunsEverythingAndLeavesNothingBehind(t *testing.T) {
 	}
 	if _, err := cs.Discovery().ServerVersion(); err == nil {
 		t.Error("the dev API server still answers after Ctrl-C")
+	}
+}
+
+// TestDevOnPortZeroPrintsTheAddressesItGot runs dev with the controller's
+// listeners on port 0 (the issue: it hung at "starting the controller")
+// and checks that it prints the ports the kernel chose and that they
+// answer /readyz and /metrics.
+func TestDevOnPortZeroPrintsTheAddressesItGot(t *testing.T) {
+	cmd, lines := startDev(t, "--nats-port", "-1", "--examples", "",
+		"--health-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0")
+	out := readUntil(t, lines, "controller health: ", 3*time.Minute)
+	m := regexp.MustCompile(`controller health: (http://\S+/readyz)\s+metrics: (http://\S+/metrics)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no controller addresses in:\n%s", out)
+	}
+	for _, u := range m[1:] {
+		if strings.Contains(u, ":0/") {
+			t.Errorf("dev printed %s, not the port it listens on", u)
+		}
+	}
+	if body := get(t, m[1]); !strings.HasPrefix(body, "ready") {
+		t.Errorf("GET %s = %q, want ready", m[1], body)
+	}
+	if body := get(t, m[2]); !strings.Contains(body, "tinyctl_") {
+		t.Errorf("GET %s has no tinyctl_ metric:\n%.300s", m[2], body)
+	}
+	_, collected := collect(lines)
+	interrupt(t, cmd, collected)
+}
+
+// get fetches url and fails the test unless it answers 200.
+func get(t *testing.T, url string) string {
+	t.Helper()
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s %v\n%s", url, resp.Status, err, b)
+	}
+	return string(b)
+}
+
+// startDev starts `tinyctl dev args...` in the repository's root and returns it with its output
+// (stdout and stderr) line by line. Cleanup kills it if the test did not
+// stop it.
+func startDev(t *testing.T, args ...string) (*exec.Cmd, <-chan string) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"dev"}, args...)...)
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = os.Environ()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	return cmd, lines
+}
+
+// collect keeps reading lines into a buffer, or the dev process would block
+// on its output; the channel closes when the process closed its output.
+func collect(lines <-chan string) (*testenv.SyncBuffer, <-chan struct{}) {
+	buf := &testenv.SyncBuffer{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for l := range lines {
+			fmt.Fprintln(buf, l)
+		}
+	}()
+	return buf, done
+}
+
+// interrupt presses Ctrl-C and wants dev to exit 0 once collected is
+// closed.
+func interrupt(t *testing.T, cmd *exec.Cmd, collected <-chan struct{}) {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	<-collected // the process closed its output
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("dev exited with %v after Ctrl-C, want 0", err)
 	}
 }
 

@@ -56,12 +56,20 @@ func TestControllerChartArgsParse(t *testing.T) {
 // returns the controller container's args.
 func controllerArgs(t *testing.T, values map[string]any) []string {
 	t.Helper()
+	dep := controllerDeployment(t, values)
+	return dep.Spec.Template.Spec.Containers[0].Args
+}
+
+// controllerDeployment renders the embedded tinyctl chart with values and
+// returns its Deployment.
+func controllerDeployment(t *testing.T, values map[string]any) appsv1.Deployment {
+	t.Helper()
 	out := renderController(t, "tinyctl-system", values)
 	var dep appsv1.Deployment
 	if err := yaml.Unmarshal([]byte(out["tinyctl/templates/deployment.yaml"]), &dep); err != nil {
 		t.Fatal(err)
 	}
-	return dep.Spec.Template.Spec.Containers[0].Args
+	return dep
 }
 
 // renderController renders the embedded tinyctl chart as release tinyctl

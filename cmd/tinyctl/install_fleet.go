@@ -1,3 +1,5 @@
+//go:build !noinstall
+
 package main
 
 import (

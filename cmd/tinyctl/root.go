@@ -67,7 +67,7 @@ Deployment, a NetworkPolicy and a KEDA ScaledObject.`,
 		newHistoryCmd(o), newRollbackCmd(o), newRenderCmd(o), newDiffCmd(o),
 		newServeCmd(o), newDevCmd(o))
 	root.AddCommand(newStatusCmd(o), newOrphansCmd(o), newClustersCmd(o), newFleetCmd(o))
-	root.AddCommand(newInstallCmd(o), newUninstallCmd(o))
+	root.AddCommand(runtimeCmds(o)...)
 	strictCompletion(root)
 	return root
 }

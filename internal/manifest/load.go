@@ -1,9 +1,9 @@
 package manifest
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -83,40 +83,57 @@ type Options struct {
 	Tenancy validate.Tenancy
 }
 
-// Load decodes every document of srcs (api.DecodeAll), defaults and
-// validates it with its subjects scoped by opts.Tenancy (validate.Check) and
-// collects validate.Warnings. Two documents
-// naming the same component are a problem too. When any problem is found
-// the Set holds all of them and no components.
+// Load reads every source document by document (decode.Decoder: each
+// document capped at decode.MaxSize, a source at nothing), defaults and
+// validates each with its subjects scoped by opts.Tenancy (validate.Check)
+// and collects validate.Warnings. Two documents naming the same component
+// are a problem too, and so is a source that cannot be read. When any
+// problem is found the Set holds all of them and no components.
 func Load(srcs []Source, opts Options) Set {
 	var set Set
 	seen := map[string]Problem{}
 	for _, src := range srcs {
-		docs, err := decode.All(bytes.NewReader(src.Data))
-		if err != nil {
+		if err := load(src, opts, seen, &set); err != nil {
 			set.Problems = append(set.Problems, Problem{Source: src.Name, Message: err.Error()})
-			continue
-		}
-		for _, d := range docs {
-			at := Problem{Source: src.Name, Document: d.Index + 1, Line: d.Line}
-			c, problems := check(d, at, opts, documentStart(src.Data, d.Line))
-			if len(problems) == 0 {
-				problems = duplicate(seen, c.Key, at)
-			}
-			set.Problems = append(set.Problems, problems...)
-			if len(problems) > 0 {
-				continue
-			}
-			set.Components = append(set.Components, c)
-			for _, w := range validate.Warnings(c.Component) {
-				set.Warnings = append(set.Warnings, at.with("", w))
-			}
 		}
 	}
 	if len(set.Problems) > 0 {
 		set.Components, set.Warnings = nil, nil
 	}
 	return set
+}
+
+// load adds src's components, warnings and problems to set. It returns
+// the error that stopped reading src.
+func load(src Source, opts Options, seen map[string]Problem, set *Set) error {
+	rc, err := src.Open()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	dec := decode.NewDecoder(rc)
+	for {
+		d, err := dec.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		at := Problem{Source: src.Name, Document: d.Index + 1, Line: d.Line}
+		c, problems := check(d, at, opts, d.Start)
+		if len(problems) == 0 {
+			problems = duplicate(seen, c.Key, at)
+		}
+		set.Problems = append(set.Problems, problems...)
+		if len(problems) > 0 || len(set.Problems) > 0 {
+			continue // nothing will be published: keep only the problems
+		}
+		set.Components = append(set.Components, c)
+		for _, w := range validate.Warnings(c.Component) {
+			set.Warnings = append(set.Warnings, at.with("", w))
+		}
+	}
 }
 
 // check decodes, defaults and validates one document.

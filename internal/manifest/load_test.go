@@ -1,6 +1,7 @@
 package manifest_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -67,7 +68,7 @@ func TestLoadReportsEveryProblemWithFileDocumentLineAndPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			set := manifest.Load([]manifest.Source{{Name: "a.yaml", Data: []byte(tt.src)}}, manifest.Options{})
+			set := manifest.Load([]manifest.Source{manifest.Bytes("a.yaml", []byte(tt.src))}, manifest.Options{})
 			if diff := cmp.Diff(tt.want, problems(set)); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
 			}
@@ -80,7 +81,7 @@ func TestLoadReportsEveryProblemWithFileDocumentLineAndPath(t *testing.T) {
 
 func TestLoadReturnsDefaultedCanonicalComponentsAndWarnings(t *testing.T) {
 	src := strings.Replace(valid, "1.0.0", "latest", 1)
-	set := manifest.Load([]manifest.Source{{Name: "a.yaml", Data: []byte(src)}}, manifest.Options{})
+	set := manifest.Load([]manifest.Source{manifest.Bytes("a.yaml", []byte(src))}, manifest.Options{})
 	if len(set.Problems) != 0 || len(set.Components) != 1 {
 		t.Fatalf("problems %v, %d components; want none and 1", set.Problems, len(set.Components))
 	}
@@ -111,7 +112,7 @@ func TestLoadNamespaceOption(t *testing.T) {
 			// Subjects are not this test's business: the document moves
 			// between namespaces.
 			opts := manifest.Options{Namespace: tt.ns, Tenancy: validate.Tenancy{Off: true}}
-			set := manifest.Load([]manifest.Source{{Name: "a.yaml", Data: []byte(tt.src)}}, opts)
+			set := manifest.Load([]manifest.Source{manifest.Bytes("a.yaml", []byte(tt.src))}, opts)
 			if tt.wantProblem != "" {
 				if diff := cmp.Diff([]string{tt.wantProblem}, problems(set)); diff != "" {
 					t.Errorf("problems (-want +got):\n%s", diff)
@@ -127,21 +128,33 @@ func TestLoadNamespaceOption(t *testing.T) {
 
 func TestLoadScopesSubjectsToTheNamespace(t *testing.T) {
 	foreign := strings.Replace(valid, "media.resize.>", "billing.invoices.>", 1)
-	set := manifest.Load([]manifest.Source{{Name: "a.yaml", Data: []byte(foreign)}}, manifest.Options{})
+	set := manifest.Load([]manifest.Source{manifest.Bytes("a.yaml", []byte(foreign))}, manifest.Options{})
 	want := []string{`a.yaml: document 1 (line 1): spec.jobs.subjects[0]: Forbidden: "billing.invoices.>" is outside the subjects namespace media may use (media.>)`}
 	if diff := cmp.Diff(want, problems(set)); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
 	opts := manifest.Options{Tenancy: validate.Tenancy{Prefixes: map[string][]string{"media": {"billing.invoices.>"}}}}
-	if set := manifest.Load([]manifest.Source{{Name: "a.yaml", Data: []byte(foreign)}}, opts); len(set.Problems) != 0 {
+	if set := manifest.Load([]manifest.Source{manifest.Bytes("a.yaml", []byte(foreign))}, opts); len(set.Problems) != 0 {
 		t.Errorf("a cluster that lets media use billing.invoices.> refused it: %v", set.Problems)
 	}
 }
 
-func TestLoadOversizedSourceIsOneProblem(t *testing.T) {
-	big := manifest.Source{Name: "big.yaml", Data: []byte(valid + "# " + strings.Repeat("x", 300<<10) + "\n")}
-	set := manifest.Load([]manifest.Source{big}, manifest.Options{})
-	if diff := cmp.Diff([]string{"big.yaml: decode component: input is larger than 256 KiB"}, problems(set)); diff != "" {
-		t.Errorf("problems (-want +got):\n%s", diff)
+func TestLoadCapsEachDocumentNotTheSource(t *testing.T) {
+	big := valid + "# " + strings.Repeat("x", 300<<10) + "\n"
+	var many strings.Builder
+	for i := range 2000 { // about 400 KiB of small documents
+		fmt.Fprintf(&many, "---\n%s", strings.Replace(valid, "name: resizer", fmt.Sprintf("name: w%d", i), 1))
+	}
+	set := manifest.Load([]manifest.Source{manifest.Bytes("many.yaml", []byte(many.String()))}, manifest.Options{})
+	if len(set.Problems) != 0 || len(set.Components) != 2000 {
+		t.Fatalf("%d components, problems %v; want 2000 and none", len(set.Components), problems(set))
+	}
+	set = manifest.Load([]manifest.Source{
+		manifest.Bytes("many.yaml", []byte(many.String())),
+		manifest.Bytes("big.yaml", []byte(valid+"---\n"+big)),
+	}, manifest.Options{})
+	want := []string{"big.yaml: document 2 (line 8): document is larger than 256 KiB (the limit is per document, not per file)"}
+	if diff := cmp.Diff(want, problems(set)); diff != "" || set.Components != nil {
+		t.Errorf("problems (-want +got):\n%s\ncomponents: %d, want none", diff, len(set.Components))
 	}
 }

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
@@ -8,18 +9,25 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/tinyctl/tinyctl/api/decode"
 )
 
 // StdinName is how problems name standard input (the path "-").
 const StdinName = "<stdin>"
 
-// Source is the text of one input file.
+// Source is one input: a file, standard input or text in memory.
 type Source struct {
 	// Name is the path as the user gave it, or StdinName.
 	Name string
-	Data []byte
+	// Open returns the source's text, which Load reads once, document by
+	// document.
+	Open func() (io.ReadCloser, error)
+}
+
+// Bytes is a source holding data, named name.
+func Bytes(name string, data []byte) Source {
+	return Source{Name: name, Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}}
 }
 
 // Extensions are the file name endings read from a directory.
@@ -28,9 +36,10 @@ var extensions = []string{".yaml", ".yml", ".json"}
 // Read returns the sources paths name: "-" is stdin (read at most once), a
 // file is read whatever its name, a directory contributes its *.yaml,
 // *.yml and *.json files in name order (and those of its subdirectories
-// when recursive). Each source is capped at decode.MaxSize + 1 bytes so that
-// decoding reports an oversized one. It returns an error naming the first
-// path that cannot be read.
+// when recursive). Nothing is read yet: Load reads each source document by
+// document, each document capped at decode.MaxSize, the source not at all.
+// It returns an error naming the first path that does not exist or whose
+// directory cannot be listed.
 func Read(paths []string, recursive bool, stdin io.Reader) ([]Source, error) {
 	var out []Source
 	stdinRead := false
@@ -40,11 +49,7 @@ func Read(paths []string, recursive bool, stdin io.Reader) ([]Source, error) {
 				return nil, fmt.Errorf("-f -: standard input can be read only once")
 			}
 			stdinRead = true
-			data, err := readCapped(stdin)
-			if err != nil {
-				return nil, fmt.Errorf("read %s: %w", StdinName, err)
-			}
-			out = append(out, Source{Name: StdinName, Data: data})
+			out = append(out, Source{Name: StdinName, Open: func() (io.ReadCloser, error) { return io.NopCloser(stdin), nil }})
 			continue
 		}
 		srcs, err := readPath(p, recursive)
@@ -63,8 +68,7 @@ func readPath(path string, recursive bool) ([]Source, error) {
 		return nil, err
 	}
 	if !info.IsDir() {
-		src, err := readFile(path)
-		return []Source{src}, err
+		return []Source{fileSource(path)}, nil
 	}
 	files, err := listDir(path, recursive)
 	if err != nil {
@@ -72,11 +76,7 @@ func readPath(path string, recursive bool) ([]Source, error) {
 	}
 	out := make([]Source, 0, len(files))
 	for _, f := range files {
-		src, err := readFile(f)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, src)
+		out = append(out, fileSource(f))
 	}
 	return out, nil
 }
@@ -106,19 +106,7 @@ func listDir(dir string, recursive bool) ([]string, error) {
 	return files, nil
 }
 
-func readFile(path string) (Source, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Source{}, err
-	}
-	defer f.Close()
-	data, err := readCapped(f)
-	if err != nil {
-		return Source{}, fmt.Errorf("read %s: %w", path, err)
-	}
-	return Source{Name: path, Data: data}, nil
-}
-
-func readCapped(r io.Reader) ([]byte, error) {
-	return io.ReadAll(io.LimitReader(r, decode.MaxSize+1))
+// fileSource is the file at path, opened when Load reads it.
+func fileSource(path string) Source {
+	return Source{Name: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
 }
