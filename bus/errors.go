@@ -99,7 +99,7 @@ func IsTransient(err error) bool {
 func isTransientCause(err error) bool {
 	for _, target := range []error{
 		context.DeadlineExceeded, nats.ErrTimeout, nats.ErrNoResponders,
-		nats.ErrConnectionReconnecting, nats.ErrDisconnected,
+		nats.ErrConnectionReconnecting, nats.ErrDisconnected, nats.ErrReconnectBufExceeded,
 		nats.ErrNoServers, jetstream.ErrNoHeartbeat, jetstream.ErrJetStreamNotEnabled,
 		jetstream.ErrJetStreamNotEnabledForAccount,
 	} {
