@@ -13,6 +13,7 @@ const (
 	ReasonInvalidSpec         = "InvalidSpec"
 	ReasonRejected            = "Rejected"
 	ReasonKindNotInstalled    = "KindNotInstalled"
+	ReasonKindForbidden       = "KindForbidden"
 	ReasonNamespaceMissing    = "NamespaceMissing"
 	ReasonNamespaceNotAllowed = "NamespaceNotAllowed"
 	ReasonPermissionDenied    = "PermissionDenied"

@@ -110,6 +110,8 @@ func classifyOne(err error) (Class, string) {
 		return Permanent, ReasonRejected
 	case errors.Is(err, apply.ErrKindNotInstalled):
 		return Waiting, ReasonKindNotInstalled
+	case errors.Is(err, ErrKindForbidden):
+		return Waiting, ReasonKindForbidden
 	case errors.Is(err, apply.ErrNotOwned):
 		return Waiting, ReasonConflict
 	case errors.Is(err, ErrNamespaceMissing):

@@ -27,6 +27,7 @@ func TestClassify(t *testing.T) {
 		{"invalid spec", fmt.Errorf("decode: %w", api.ErrInvalid), Permanent, "InvalidSpec"},
 		{"api server says invalid", fmt.Errorf("Deployment/a/b apply failed: %w", apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "b", nil)), Permanent, "Rejected"},
 		{"crd missing", fmt.Errorf("ScaledObject: %w", apply.ErrKindNotInstalled), Waiting, "KindNotInstalled"},
+		{"kind the controller may not list", fmt.Errorf("ScaledObject/a/b not applied: %w", ErrKindForbidden), Waiting, "KindForbidden"},
 		{"namespace missing", fmt.Errorf("ns: %w", ErrNamespaceMissing), Waiting, "NamespaceMissing"},
 		{"nats permissions", fmt.Errorf("stream: %w", bus.ErrPermissionDenied), Waiting, "PermissionDenied"},
 		{"consumer drift the server refuses", &streams.DriftError{}, Permanent, "ConsumerDrift"},
