@@ -18,8 +18,10 @@ import (
 func TestAFullJetStreamIsRetriedUntilThereIsRoom(t *testing.T) {
 	e := newEnv(t, reconcile.Config{})
 	ctx := context.Background()
-	// The test server stores at most 1 GiB; this stream reserves most of it.
-	_, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "hog", Subjects: []string{"hog.>"}, MaxBytes: 900 << 20})
+	// A stream reserves its byte limit from the server's store: this one
+	// leaves 100 MiB.
+	room := e.nats.Server().JetStreamConfig().MaxStore
+	_, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "hog", Subjects: []string{"hog.>"}, MaxBytes: room - 100<<20})
 	testenv.Must(t, err)
 	e.start()
 
