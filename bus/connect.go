@@ -49,7 +49,9 @@ type Config struct {
 	// connect). Zero fields take DefaultBackoff's values.
 	Reconnect wait.Backoff
 	// ReconnectBufSize is how many bytes of publishes are buffered while
-	// disconnected (default 8 MiB; -1 disables buffering).
+	// disconnected (default 8 MiB; -1 disables buffering: a publish or
+	// request made while disconnected then fails at once with
+	// nats.ErrReconnectBufExceeded, a transient error).
 	ReconnectBufSize int
 	// ConnectTimeout bounds one dial and handshake (default 5s).
 	ConnectTimeout time.Duration

@@ -99,7 +99,7 @@ func IsTransient(err error) bool {
 func isTransientCause(err error) bool {
 	for _, target := range []error{
 		context.DeadlineExceeded, nats.ErrTimeout, nats.ErrNoResponders,
-		nats.ErrConnectionReconnecting, nats.ErrDisconnected,
+		nats.ErrConnectionReconnecting, nats.ErrDisconnected, nats.ErrReconnectBufExceeded,
 		nats.ErrNoServers, jetstream.ErrNoHeartbeat, jetstream.ErrJetStreamNotEnabled,
 		jetstream.ErrJetStreamNotEnabledForAccount,
 	} {
@@ -113,9 +113,17 @@ func isTransientCause(err error) bool {
 
 // transientAPIErrors are the JetStream API errors that mean "not now"
 // rather than "not ever": the system or a peer is unavailable, not leader,
-// offline or still recovering. Other errors (such as a refused config
-// update) are permanent.
+// offline or still recovering, or the server or account is out of room
+// (storage, memory, stream or consumer count), which frees up when other
+// streams shrink or go. Other errors (such as a refused config update, or
+// a stream asking for more than the account's per-stream byte limit,
+// which no amount of waiting grants) are permanent.
 var transientAPIErrors = []server.ErrorIdentifier{
+	server.JSAccountResourcesExceededErr,
+	server.JSStorageResourcesExceededErr,
+	server.JSMemoryResourcesExceededErr,
+	server.JSMaximumStreamsLimitErr,
+	server.JSMaximumConsumersLimitErr,
 	server.JSClusterIncompleteErr,
 	server.JSClusterNotAssignedErr,
 	server.JSClusterNotAvailErr,

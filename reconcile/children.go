@@ -76,6 +76,9 @@ type children struct {
 	mu        sync.Mutex
 	informers map[informerKey]cache.SharedIndexInformer
 	stops     []context.CancelFunc
+	// refused are the optional kinds the API server refuses to let this
+	// controller list, with its answer (see refused.go).
+	refused map[schema.GroupKind]error
 }
 
 type informerKey struct {
@@ -88,13 +91,14 @@ func newChildren(meta metadata.Interface, disc discovery.DiscoveryInterface, nam
 		namespaces = []string{metav1.NamespaceAll}
 	}
 	return &children{meta: meta, discovery: disc, onChange: onChange, namespaces: namespaces,
-		informers: map[informerKey]cache.SharedIndexInformer{}}
+		informers: map[informerKey]cache.SharedIndexInformer{}, refused: map[schema.GroupKind]error{}}
 }
 
 // startAvailable starts an informer for every child kind the API server
 // serves that has none yet, and waits for their caches to fill. Optional
 // kinds whose CRD is missing, or which this controller may not list, are
-// skipped (a component that needs one waits); call again to pick them up.
+// skipped (a component that needs one waits); one the API server refuses
+// to list is remembered as refused and logged. Call again to pick them up.
 // It fails when a required kind cannot be listed.
 func (c *children) startAvailable(ctx context.Context) error {
 	for _, k := range childKinds {
@@ -107,8 +111,14 @@ func (c *children) startAvailable(ctx context.Context) error {
 				continue
 			}
 		}
-		if err := c.startKind(ctx, k); err != nil && !k.optional {
+		err := c.startKind(ctx, k)
+		switch {
+		case err == nil:
+			c.refuse(ctx, k, nil)
+		case !k.optional:
 			return err
+		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
+			c.refuse(ctx, k, err)
 		}
 	}
 	return nil

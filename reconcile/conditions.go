@@ -14,6 +14,7 @@ const (
 	ReasonInvalidOverride     = "InvalidOverride"
 	ReasonRejected            = "Rejected"
 	ReasonKindNotInstalled    = "KindNotInstalled"
+	ReasonKindForbidden       = "KindForbidden"
 	ReasonNamespaceMissing    = "NamespaceMissing"
 	ReasonNamespaceNotAllowed = "NamespaceNotAllowed"
 	ReasonPermissionDenied    = "PermissionDenied"

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"golang.org/x/time/rate"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 )
@@ -58,11 +57,7 @@ func New(cfg Config, deps Deps) *Controller {
 		c.clock = clock.RealClock{}
 	}
 	c.coalesce = newCoalescer(cfg.Coalesce, cfg.CoalesceMax, c.clock.Now)
-	limiter := workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](cfg.RetryBase, cfg.RetryMax),
-		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(50), 300)},
-	)
-	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
+	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(retryLimiter(cfg),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "tinyctl", Clock: c.clock})
 	c.children = newChildren(deps.Metadata, deps.Discovery, cfg.Namespaces, c.enqueue)
 	return c

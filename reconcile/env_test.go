@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
@@ -54,11 +55,14 @@ type env struct {
 	dyn      dynamic.Interface
 	ns       string
 	cfg      reconcile.Config
-	obs      reconcile.Observer
-	minter   reconcile.Minter
-	ctrl     *reconcile.Controller
-	stop     context.CancelFunc
-	done     chan error
+	// kubeConfig is who the controller is in Kubernetes (default the
+	// test API server's administrator).
+	kubeConfig *rest.Config
+	obs        reconcile.Observer
+	minter     reconcile.Minter
+	ctrl       *reconcile.Controller
+	stop       context.CancelFunc
+	done       chan error
 }
 
 func newEnv(t testing.TB, cfg reconcile.Config) *env {
@@ -94,11 +98,15 @@ func newEnv(t testing.TB, cfg reconcile.Config) *env {
 // start runs a controller until the test ends (or e.halt).
 func (e *env) start() {
 	e.t.Helper()
-	a, err := apply.New(kube.Config, render.AnnotationContentHash)
+	cfg := e.kubeConfig
+	if cfg == nil {
+		cfg = kube.Config
+	}
+	a, err := apply.New(cfg, render.AnnotationContentHash)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	deps, err := reconcile.Wire(e.specs, e.statuses, streams.New(e.conn, 0), a, kube.Config, nil)
+	deps, err := reconcile.Wire(e.specs, e.statuses, streams.New(e.conn, 0), a, cfg, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -76,6 +77,12 @@ func Classify(err error) (Class, string) {
 			return Permanent, ReasonInvalidSpec
 		}
 		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			// fmt.Errorf("...: %w: %w", api.ErrInvalid, cause) says what it
+			// is: its cause explains the invalid component, it is not a
+			// second failure to retry.
+			if slices.Contains(j.Unwrap(), api.ErrInvalid) {
+				return Permanent, ReasonInvalidSpec
+			}
 			return classifyJoined(j.Unwrap())
 		}
 		u, ok := e.(interface{ Unwrap() error })
@@ -110,6 +117,8 @@ func classifyOne(err error) (Class, string) {
 		return Permanent, ReasonRejected
 	case errors.Is(err, apply.ErrKindNotInstalled):
 		return Waiting, ReasonKindNotInstalled
+	case errors.Is(err, ErrKindForbidden):
+		return Waiting, ReasonKindForbidden
 	case errors.Is(err, apply.ErrNotOwned):
 		return Waiting, ReasonConflict
 	case errors.Is(err, ErrNamespaceMissing):

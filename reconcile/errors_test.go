@@ -14,6 +14,7 @@ import (
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/streams"
+	"github.com/tinyctl/tinyctl/render"
 )
 
 func TestClassify(t *testing.T) {
@@ -25,8 +26,11 @@ func TestClassify(t *testing.T) {
 		wantReason string
 	}{
 		{"invalid spec", fmt.Errorf("decode: %w", api.ErrInvalid), Permanent, "InvalidSpec"},
+		{"render refuses a field", fmt.Errorf("render: %w", renderRefusal(t)), Permanent, "InvalidSpec"},
+		{"invalid spec next to a failed status write", errors.Join(fmt.Errorf("render: %w", renderRefusal(t)), context.DeadlineExceeded), Transient, "Retrying"},
 		{"api server says invalid", fmt.Errorf("Deployment/a/b apply failed: %w", apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "b", nil)), Permanent, "Rejected"},
 		{"crd missing", fmt.Errorf("ScaledObject: %w", apply.ErrKindNotInstalled), Waiting, "KindNotInstalled"},
+		{"kind the controller may not list", fmt.Errorf("ScaledObject/a/b not applied: %w", ErrKindForbidden), Waiting, "KindForbidden"},
 		{"namespace missing", fmt.Errorf("ns: %w", ErrNamespaceMissing), Waiting, "NamespaceMissing"},
 		{"nats permissions", fmt.Errorf("stream: %w", bus.ErrPermissionDenied), Waiting, "PermissionDenied"},
 		{"consumer drift the server refuses", &streams.DriftError{}, Permanent, "ConsumerDrift"},
@@ -44,4 +48,16 @@ func TestClassify(t *testing.T) {
 			}
 		})
 	}
+}
+
+// renderRefusal is render's error for a component whose stream maxAge
+// nats-server would refuse.
+func renderRefusal(t *testing.T) error {
+	c := api.Component{APIVersion: api.APIVersion, Kind: api.Kind, Metadata: api.Metadata{Name: "a", Namespace: "b"},
+		Spec: api.Spec{Image: "x:1", Jobs: api.Jobs{Subjects: []string{"b.a"}, Stream: api.StreamSpec{MaxAge: "1ms"}}}}
+	_, err := render.Render(c, 1, render.Cluster{})
+	if err == nil {
+		t.Fatal("render accepted a 1ms maxAge")
+	}
+	return err
 }

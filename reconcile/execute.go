@@ -104,7 +104,8 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 		creds = append(creds, secret)
 		c.scheduleRotation(p.key, secret.Expires)
 	}
-	kids, err := c.applyChildren(ctx, p)
+	desired, refused := c.children.withoutRefused(p.desired)
+	kids, err := c.applyChildren(ctx, p, desired)
 	kids = append(creds, kids...)
 	if apierrors.IsNotFound(err) {
 		c.namespaces.remove(p.namespace) // the namespace went away: check it again next time
@@ -116,7 +117,7 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 		return kids, perr
 	}
 	jetstream := []api.Child{{Kind: api.KindStream, Name: p.objs.Stream.Name}, {Kind: api.KindConsumer, Name: p.objs.Consumer.Durable}}
-	return append(jetstream, kids...), err
+	return append(jetstream, kids...), errors.Join(err, refused)
 }
 
 // guard re-reads the key's latest revision from the bucket: when it is no
@@ -183,14 +184,15 @@ func (c *Controller) ensureStream(ctx context.Context, objs render.Objects) erro
 	})
 }
 
-// applyChildren applies the desired children in order, each only if this
-// component owns it or it does not exist. A kind that is not installed
-// does not stop the others (the error then classifies as waiting).
-func (c *Controller) applyChildren(ctx context.Context, p plan) ([]api.Child, error) {
+// applyChildren applies desired (the plan's children less those of a
+// kind the controller may not list) in order, each only if this component
+// owns it or it does not exist. A kind that is not installed does not stop
+// the others (the error then classifies as waiting).
+func (c *Controller) applyChildren(ctx context.Context, p plan, desired []*unstructured.Unstructured) ([]api.Child, error) {
 	owner := render.ComponentLabelValue(p.namespace, p.objs.Deployment.Name)
 	var cs apply.ChangeSet
 	err := c.fenced(ctx, func(ctx context.Context) (err error) {
-		cs, err = c.deps.Kube.ApplyAll(ctx, p.desired, apply.SetOptions{
+		cs, err = c.deps.Kube.ApplyAll(ctx, desired, apply.SetOptions{
 			Live:    c.children.get,
 			Options: []apply.Option{apply.Owned(render.LabelComponent, owner)},
 		})
@@ -203,7 +205,7 @@ func (c *Controller) applyChildren(ctx context.Context, p plan) ([]api.Child, er
 			continue
 		}
 		kids = append(kids, api.Child{Kind: res.Kind, Namespace: res.Namespace, Name: res.Name,
-			Hash: p.desired[i].GetAnnotations()[render.AnnotationContentHash]})
+			Hash: desired[i].GetAnnotations()[render.AnnotationContentHash]})
 	}
 	return kids, err
 }

@@ -50,6 +50,8 @@ type Cluster struct {
 	Network Network
 	// RunAsUser is the uid, gid and fsGroup of worker pods. It must not be 0.
 	RunAsUser int64
+	// Streams caps every component's stream (see StreamLimits).
+	Streams StreamLimits
 }
 
 // Collector says where workers send telemetry: every egress posture allows
@@ -157,6 +159,8 @@ func DefaultCluster() Cluster {
 			Ports:     []int32{4317, 4318},
 		},
 		RunAsUser: DefaultRunAsUser,
+		Streams: StreamLimits{MaxBytes: DefaultStreamMaxBytes, MaxMemoryBytes: DefaultStreamMaxMemoryBytes,
+			MaxMsgs: DefaultStreamMaxMsgs},
 	}
 }
 
@@ -191,6 +195,9 @@ func (cl Cluster) WithDefaults() Cluster {
 	if cl.RunAsUser == 0 {
 		cl.RunAsUser = d.RunAsUser
 	}
+	cl.Streams.MaxBytes = cmp.Or(cl.Streams.MaxBytes, d.Streams.MaxBytes)
+	cl.Streams.MaxMemoryBytes = cmp.Or(cl.Streams.MaxMemoryBytes, d.Streams.MaxMemoryBytes)
+	cl.Streams.MaxMsgs = cmp.Or(cl.Streams.MaxMsgs, d.Streams.MaxMsgs)
 	return cl
 }
 
@@ -201,5 +208,5 @@ func (cl Cluster) Check() error {
 	cl = cl.WithDefaults()
 	_, errBase := baseRules(cl)
 	_, errCIDRs := clusterCIDRs(cl.Network)
-	return errors.Join(errBase, errCIDRs)
+	return errors.Join(errBase, errCIDRs, cl.Streams.check())
 }

@@ -20,9 +20,10 @@ const (
 )
 
 // streamConfig is the component's work-queue stream: each job is kept until
-// one worker acknowledges it. When a size limit is reached the stream
-// refuses new jobs (DiscardNew) rather than dropping queued ones.
-func streamConfig(c api.Component) (jetstream.StreamConfig, error) {
+// one worker acknowledges it. Its size is capped by caps (the spec may ask
+// for less). When a size limit is reached the stream refuses new jobs
+// (DiscardNew) rather than dropping queued ones.
+func streamConfig(c api.Component, caps StreamLimits) (jetstream.StreamConfig, error) {
 	md, st := c.Metadata, c.Spec.Jobs.Stream
 	storage, err := storageType(st.Storage)
 	if err != nil {
@@ -39,14 +40,18 @@ func streamConfig(c api.Component) (jetstream.StreamConfig, error) {
 	if err := checkStreamLimits(st.Replicas, maxAge, dups); err != nil {
 		return jetstream.StreamConfig{}, err
 	}
+	maxBytes, maxMsgs, err := caps.streamLimits(storage, st.MaxBytes, st.MaxMsgs)
+	if err != nil {
+		return jetstream.StreamConfig{}, err
+	}
 	return jetstream.StreamConfig{
 		Name:              StreamName(md.Namespace, md.Name),
 		Description:       "tinyctl jobs of component " + key(c),
 		Subjects:          slices.Clone(c.Spec.Jobs.Subjects),
 		Retention:         jetstream.WorkQueuePolicy,
 		MaxConsumers:      unlimited,
-		MaxMsgs:           limit(st.MaxMsgs),
-		MaxBytes:          limit(st.MaxBytes),
+		MaxMsgs:           maxMsgs,
+		MaxBytes:          maxBytes,
 		MaxMsgsPerSubject: unlimited,
 		MaxMsgSize:        unlimited,
 		Discard:           jetstream.DiscardNew,

@@ -47,7 +47,7 @@ func Render(c api.Component, revision uint64, cl Cluster) (Objects, error) {
 		o   Objects
 		err error
 	)
-	if o.Stream, err = streamConfig(c); err != nil {
+	if o.Stream, err = streamConfig(c, cl.Streams); err != nil {
 		return Objects{}, invalid(c, "stream", err)
 	}
 	if o.Consumer, err = consumerConfig(c); err != nil {

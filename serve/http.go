@@ -108,6 +108,8 @@ func serve(ctx context.Context, l net.Listener, h http.Handler) *http.Server {
 }
 
 // readyz answers 200 when the process is Ready in its role, 503 otherwise.
+// A leader adds a line for each optional kind it runs without because the
+// API server refuses to let it list that kind.
 func (p *Process) readyz(w http.ResponseWriter, _ *http.Request) {
 	role := "standby"
 	if p.leader.Load() {
@@ -119,4 +121,9 @@ func (p *Process) readyz(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	fmt.Fprintf(w, "ready (%s)\n", role)
+	if c := p.loop.Load(); c != nil && p.leader.Load() {
+		for _, u := range c.Unwatched() {
+			fmt.Fprintf(w, "not watching %s\n", u)
+		}
+	}
 }

@@ -157,6 +157,12 @@ func (p *Process) connect(ctx context.Context) (stop func(), err error) {
 	if natsCfg.Name == "" {
 		natsCfg.Name = "tinyctl-serve/" + p.cfg.Holder
 	}
+	// Nothing is buffered while disconnected: a request made then fails at
+	// once instead of waiting in the client and being sent on reconnect,
+	// when the caller (a fenced write whose lease may be gone) has long
+	// given up. Data not yet flushed when the connection drops is
+	// discarded by the client, never resent.
+	natsCfg.ReconnectBufSize = -1
 	if p.signer != nil {
 		name := identity.Name("controller", p.cfg.cluster(), p.cfg.Holder)
 		natsCfg.Options = append(natsCfg.Options, p.signer.UserOption(name, identity.Controller(p.buckets()), controllerCredsTTL))

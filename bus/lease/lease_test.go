@@ -203,3 +203,15 @@ func TestLeaseOptionsMustLetRenewalsFitInTheTTL(t *testing.T) {
 		}
 	}
 }
+
+func TestLeaseIsNotSharedByTwoProcessesWithTheSameHolderName(t *testing.T) {
+	t.Parallel()
+	s := natstest.Start(t)
+	ctx := testenv.Ctx(t, 10*time.Second)
+	first, err := openLeases(t, s).Acquire(ctx, "east", "same-name", fastLease)
+	testenv.Must(t, err)
+	if _, err := openLeases(t, s).Acquire(ctx, "east", "same-name", fastLease); !errors.Is(err, lease.ErrHeld) {
+		t.Fatalf("a second process named like the holder: %v, want ErrHeld", err)
+	}
+	testenv.Must(t, first.Release(ctx))
+}

@@ -113,6 +113,13 @@ func (f *serveFlags) addRenderFlags(fs *pflag.FlagSet) {
 	bind("pod-cidrs", "TINYCTL_POD_CIDRS")
 	fs.StringSliceVar(&nw.ServiceCIDRs, "service-cidrs", nil, "this cluster's Service address ranges, comma-separated; internet egress excludes them")
 	bind("service-cidrs", "TINYCTL_SERVICE_CIDRS")
+	caps := &f.cfg.Loop.Cluster.Streams
+	fs.Int64Var(&caps.MaxBytes, "stream-max-bytes", render.DefaultStreamMaxBytes, "cap on the bytes of each file-backed component stream; a spec may ask for less, not more (-1: no cap)")
+	bind("stream-max-bytes", "TINYCTL_STREAM_MAX_BYTES")
+	fs.Int64Var(&caps.MaxMemoryBytes, "stream-max-memory-bytes", render.DefaultStreamMaxMemoryBytes, "cap on the bytes of each memory-backed component stream (-1: no cap)")
+	bind("stream-max-memory-bytes", "TINYCTL_STREAM_MAX_MEMORY_BYTES")
+	fs.Int64Var(&caps.MaxMsgs, "stream-max-msgs", render.DefaultStreamMaxMsgs, "cap on the messages of each component stream (-1: no cap)")
+	bind("stream-max-msgs", "TINYCTL_STREAM_MAX_MSGS")
 	fs.StringVar(&f.cfg.Loop.Cluster.DNS.NodeLocalIP, "dns-node-local-ip", "", "address NodeLocal DNSCache answers on (e.g. 169.254.20.10), which workers may query on port 53; empty when the cluster does not run it")
 	bind("dns-node-local-ip", "TINYCTL_DNS_NODE_LOCAL_IP")
 }

@@ -84,9 +84,11 @@ func (s *Server) options(tb testing.TB) *server.Options {
 		JetStream:          true,
 		StoreDir:           s.storeDir,
 		JetStreamMaxMemory: 256 << 20,
-		JetStreamMaxStore:  1 << 30,
-		NoLog:              true,
-		NoSigs:             true,
+		// Streams reserve their byte caps (1 GiB by default) from this;
+		// it is bookkeeping, not disk, so leave room for many.
+		JetStreamMaxStore: 1 << 40,
+		NoLog:             true,
+		NoSigs:            true,
 	}
 	s.applyAuth(tb, o)
 	if s.cfg.tls {

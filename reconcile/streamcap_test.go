@@ -1,0 +1,46 @@
+package reconcile_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/reconcile"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// TestStreamsAreBoundedByTheClusterCaps: a component that sets no stream
+// limits gets the cluster's caps (1 GiB and a million messages by
+// default), so no stream can fill the broker's store shared with the
+// lease and spec buckets; a spec may ask for less, and asking for more
+// than a cluster allows stalls the revision with a message naming the
+// cap.
+func TestStreamsAreBoundedByTheClusterCaps(t *testing.T) {
+	e := newEnv(t, reconcile.Config{})
+	e.start()
+	rev := e.publish(e.component("capped"))
+	e.waitStatus("capped", api.ConditionReady, "True", rev)
+	if s := e.stream("capped"); s.Config.MaxBytes != 1<<30 || s.Config.MaxMsgs != 1_000_000 {
+		t.Errorf("stream of a component without limits: MaxBytes %d, MaxMsgs %d; want the default caps 1 GiB and 1000000",
+			s.Config.MaxBytes, s.Config.MaxMsgs)
+	}
+	e.halt()
+
+	small := reconcile.Config{Cluster: render.Cluster{Streams: render.StreamLimits{MaxBytes: 64 << 20, MaxMsgs: -1}}}
+	e = newEnv(t, small)
+	e.start()
+	rev = e.publish(e.component("lower", func(c *api.Component) { c.Spec.Jobs.Stream.MaxBytes = 1 << 20 }))
+	e.waitStatus("lower", api.ConditionReady, "True", rev)
+	if s := e.stream("lower"); s.Config.MaxBytes != 1<<20 || s.Config.MaxMsgs != -1 {
+		t.Errorf("stream asking for 1 MiB under a 64 MiB cap, no message cap: MaxBytes %d, MaxMsgs %d", s.Config.MaxBytes, s.Config.MaxMsgs)
+	}
+	rev = e.publish(e.component("greedy", func(c *api.Component) { c.Spec.Jobs.Stream.MaxBytes = 128 << 20 }))
+	rec := e.waitStatus("greedy", api.ConditionStalled, "True", rev)
+	if c, _ := condition(rec.Conditions, api.ConditionReady); c.Reason != reconcile.ReasonInvalidSpec ||
+		!strings.Contains(c.Message, "--stream-max-bytes") {
+		t.Errorf("Ready = %+v, want InvalidSpec naming the cap's flag", c)
+	}
+	if e.stream("greedy") != nil {
+		t.Error("a stream above the cluster's cap was created")
+	}
+}

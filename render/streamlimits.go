@@ -1,0 +1,69 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Default stream caps of a cluster.
+const (
+	DefaultStreamMaxBytes       = 1 << 30
+	DefaultStreamMaxMemoryBytes = 64 << 20
+	DefaultStreamMaxMsgs        = 1_000_000
+)
+
+// StreamLimits cap the size of every component's stream, which shares the
+// broker's store with the spec, status and lease buckets. A component that
+// sets no limit gets the cap; one that sets a lower limit keeps it; one
+// that asks for more than the cap is refused (api.ErrInvalid). -1 means no
+// cap; zero fields take the defaults.
+//
+// nats-server sets aside each stream's byte limit from its max_file_store
+// (or max_memory_store) when the stream is created, so the broker holds at
+// most store / MaxBytes streams at their caps.
+type StreamLimits struct {
+	// MaxBytes caps file-backed streams (default 1 GiB).
+	MaxBytes int64
+	// MaxMemoryBytes caps memory-backed streams (default 64 MiB).
+	MaxMemoryBytes int64
+	// MaxMsgs caps the messages of any stream (default 1,000,000).
+	MaxMsgs int64
+}
+
+// check refuses caps that are neither -1 nor positive.
+func (l StreamLimits) check() error {
+	var errs []error
+	for name, v := range map[string]int64{"max bytes": l.MaxBytes, "max memory bytes": l.MaxMemoryBytes, "max messages": l.MaxMsgs} {
+		if v < unlimited {
+			errs = append(errs, fmt.Errorf("stream %s cap %d: must be -1 (no cap) or positive", name, v))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// capped returns the limit a stream gets: the spec's (0 for none) within
+// the cluster's cap (-1 for none), or an error naming field and flag when
+// the spec asks for more than the cap.
+func capped(field string, spec, limit int64, flag string) (int64, error) {
+	switch {
+	case spec <= 0:
+		return max(limit, unlimited), nil
+	case limit > 0 && spec > limit:
+		return 0, fmt.Errorf("%s %d: exceeds this cluster's cap %d (tinyctl serve %s)", field, spec, limit, flag)
+	}
+	return spec, nil
+}
+
+// streamLimits returns MaxBytes and MaxMsgs for a stream of the given
+// storage asking for maxBytes and maxMsgs (0: none), within l.
+func (l StreamLimits) streamLimits(storage jetstream.StorageType, maxBytes, maxMsgs int64) (int64, int64, error) {
+	byteCap, flag := l.MaxBytes, "--stream-max-bytes"
+	if storage == jetstream.MemoryStorage {
+		byteCap, flag = l.MaxMemoryBytes, "--stream-max-memory-bytes"
+	}
+	b, errB := capped("spec.jobs.stream.maxBytes", maxBytes, byteCap, flag)
+	m, errM := capped("spec.jobs.stream.maxMsgs", maxMsgs, l.MaxMsgs, "--stream-max-msgs")
+	return b, m, errors.Join(errB, errM)
+}
