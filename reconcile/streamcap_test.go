@@ -20,19 +20,19 @@ func TestStreamsAreBoundedByTheClusterCaps(t *testing.T) {
 	e.start()
 	rev := e.publish(e.component("capped"))
 	e.waitStatus("capped", api.ConditionReady, "True", rev)
-	if s := e.stream("capped"); s.Config.MaxBytes != 1<<30 || s.Config.MaxMsgs != 1_000_000 {
-		t.Errorf("stream of a component without limits: MaxBytes %d, MaxMsgs %d; want the default caps 1 GiB and 1000000",
+	if s := e.stream("capped"); s.Config.MaxBytes != 64<<20 || s.Config.MaxMsgs != 1_000_000 {
+		t.Errorf("stream of a component without limits: MaxBytes %d, MaxMsgs %d; want the default caps 64 MiB and 1000000",
 			s.Config.MaxBytes, s.Config.MaxMsgs)
 	}
 	e.halt()
 
-	small := reconcile.Config{Cluster: render.Cluster{Streams: render.StreamLimits{MaxBytes: 64 << 20, MaxMsgs: -1}}}
+	small := reconcile.Config{Cluster: render.Cluster{Streams: render.StreamLimits{MaxBytes: 16 << 20, MaxMsgs: -1}}}
 	e = newEnv(t, small)
 	e.start()
 	rev = e.publish(e.component("lower", func(c *api.Component) { c.Spec.Jobs.Stream.MaxBytes = 1 << 20 }))
 	e.waitStatus("lower", api.ConditionReady, "True", rev)
 	if s := e.stream("lower"); s.Config.MaxBytes != 1<<20 || s.Config.MaxMsgs != -1 {
-		t.Errorf("stream asking for 1 MiB under a 64 MiB cap, no message cap: MaxBytes %d, MaxMsgs %d", s.Config.MaxBytes, s.Config.MaxMsgs)
+		t.Errorf("stream asking for 1 MiB under a 16 MiB cap, no message cap: MaxBytes %d, MaxMsgs %d", s.Config.MaxBytes, s.Config.MaxMsgs)
 	}
 	rev = e.publish(e.component("greedy", func(c *api.Component) { c.Spec.Jobs.Stream.MaxBytes = 128 << 20 }))
 	rec := e.waitStatus("greedy", api.ConditionStalled, "True", rev)

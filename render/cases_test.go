@@ -98,7 +98,7 @@ func renderCases() []renderCase {
 		Replicas: ptr.To[int32](3),
 		Jobs: api.Jobs{
 			Subjects: []string{"jobs.thumbs.small", "jobs.thumbs.large"},
-			Stream:   api.StreamSpec{Storage: "memory", MaxAge: "1h", DuplicateWindow: "30s", MaxMsgs: 10000, MaxBytes: 1 << 26},
+			Stream:   api.StreamSpec{Storage: "memory", MaxAge: "1h", DuplicateWindow: "30s", MaxMsgs: 10000, MaxBytes: 1 << 22},
 			Consumer: api.ConsumerSpec{AckWait: "2m", MaxDeliver: 3, MaxAckPending: 50},
 		},
 	})

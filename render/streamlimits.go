@@ -9,8 +9,8 @@ import (
 
 // Default stream caps of a cluster.
 const (
-	DefaultStreamMaxBytes       = 1 << 30
-	DefaultStreamMaxMemoryBytes = 64 << 20
+	DefaultStreamMaxBytes       = 64 << 20
+	DefaultStreamMaxMemoryBytes = 8 << 20
 	DefaultStreamMaxMsgs        = 1_000_000
 )
 
@@ -24,9 +24,9 @@ const (
 // (or max_memory_store) when the stream is created, so the broker holds at
 // most store / MaxBytes streams at their caps.
 type StreamLimits struct {
-	// MaxBytes caps file-backed streams (default 1 GiB).
+	// MaxBytes caps file-backed streams (default 64 MiB).
 	MaxBytes int64
-	// MaxMemoryBytes caps memory-backed streams (default 64 MiB).
+	// MaxMemoryBytes caps memory-backed streams (default 8 MiB).
 	MaxMemoryBytes int64
 	// MaxMsgs caps the messages of any stream (default 1,000,000).
 	MaxMsgs int64
