@@ -121,6 +121,12 @@ func decide(in input) plan {
 		}
 		return p
 	}
+	// This cluster's namespace policy matters only where the component is
+	// placed: a component placed elsewhere is nothing to this cluster.
+	if err := in.policy.admits(comp.Metadata.Namespace); err != nil {
+		p.kind, p.err = planInvalid, err
+		return p
+	}
 	if comp, err = overrides.Resolve(comp, in.cluster.asOverrides()); err != nil {
 		p.kind, p.err = planInvalid, withClass(Permanent, ReasonInvalidOverride, err)
 		return p
@@ -156,10 +162,8 @@ func secretOf(in input) string {
 }
 
 // component decodes, defaults and validates a stored value (its subjects
-// scoped to its namespace), checks that it belongs under key and that its
-// namespace is allowed. Every failure is
-// permanent: a spec error matches api.ErrInvalid; a namespace outside the
-// policy has reason NamespaceNotAllowed.
+// scoped to its namespace) and checks that it belongs under key. Every
+// failure is permanent and matches api.ErrInvalid.
 func component(key string, value []byte, policy namespacePolicy) (api.Component, error) {
 	comp, err := decode.Component(value)
 	if err != nil {
@@ -174,10 +178,7 @@ func component(key string, value []byte, policy namespacePolicy) (api.Component,
 	if comp, err = validate.Check(comp, policy.tenancy); err != nil {
 		return comp, err
 	}
-	if err := api.CheckKey(key, comp); err != nil {
-		return comp, err
-	}
-	return comp, policy.admits(comp.Metadata.Namespace)
+	return comp, api.CheckKey(key, comp)
 }
 
 // admits says whether components may go to namespace ns: a listed one,
