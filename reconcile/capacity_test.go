@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/reconcile"
 )
@@ -19,16 +20,16 @@ func TestAFullJetStreamIsRetriedUntilThereIsRoom(t *testing.T) {
 	e := newEnv(t, reconcile.Config{})
 	ctx := context.Background()
 	// A stream reserves its byte limit from the server's store: this one
-	// leaves 100 MiB.
+	// leaves 16 MiB.
 	room := e.nats.Server().JetStreamConfig().MaxStore
-	_, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "hog", Subjects: []string{"hog.>"}, MaxBytes: room - 100<<20})
+	_, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "hog", Subjects: []string{"hog.>"}, MaxBytes: room - 16<<20})
 	testenv.Must(t, err)
 	e.start()
 
-	rev := e.publish(e.component("roomy", func(c *api.Component) { c.Spec.Jobs.Stream.MaxBytes = 200 << 20 }))
+	rev := e.publish(e.component("roomy", func(c *api.Component) { c.Spec.Jobs.Stream.MaxBytes = 32 << 20 }))
 	rec := e.waitStatus("roomy", api.ConditionReady, "False", rev)
 	r, _ := condition(rec.Conditions, api.ConditionReady)
-	if r.Reason != reconcile.ReasonRetrying {
+	if r.Reason != reasons.Retrying {
 		t.Errorf("Ready = %+v, want reason Retrying while storage is exhausted", r)
 	}
 	testenv.Must(t, e.js.DeleteStream(ctx, "hog"))

@@ -4,32 +4,15 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
-)
-
-// Condition reasons the controller writes (docs/status.md lists them).
-const (
-	ReasonReconciled          = "Reconciled"
-	ReasonRetrying            = "Retrying"
-	ReasonInvalidSpec         = "InvalidSpec"
-	ReasonInvalidOverride     = "InvalidOverride"
-	ReasonRejected            = "Rejected"
-	ReasonKindNotInstalled    = "KindNotInstalled"
-	ReasonKindForbidden       = "KindForbidden"
-	ReasonNamespaceMissing    = "NamespaceMissing"
-	ReasonNamespaceNotAllowed = "NamespaceNotAllowed"
-	ReasonPermissionDenied    = "PermissionDenied"
-	ReasonConsumerDrift       = "ConsumerDrift"
-	ReasonStreamRejected      = "StreamRejected"
-	ReasonConflict            = "Conflict"
-	ReasonSpecMissing         = "SpecMissing"
+	"github.com/tinyctl/tinyctl/api/reasons"
 )
 
 // conditions are Ready and Stalled for the outcome err of a reconcile.
 func conditions(err error) []api.Condition {
 	if err == nil {
 		return []api.Condition{
-			{Type: api.ConditionReady, Status: api.ConditionTrue, Reason: ReasonReconciled, Message: "every child is applied"},
-			{Type: api.ConditionStalled, Status: api.ConditionFalse, Reason: ReasonReconciled},
+			{Type: api.ConditionReady, Status: api.ConditionTrue, Reason: reasons.Reconciled, Message: "every child is applied"},
+			{Type: api.ConditionStalled, Status: api.ConditionFalse, Reason: reasons.Reconciled},
 		}
 	}
 	class, reason := Classify(err)
@@ -47,7 +30,7 @@ func conditions(err error) []api.Condition {
 // orphanedConditions say that children exist without a spec.
 func orphanedConditions() []api.Condition {
 	return []api.Condition{{
-		Type: api.ConditionOrphaned, Status: api.ConditionTrue, Reason: ReasonSpecMissing,
+		Type: api.ConditionOrphaned, Status: api.ConditionTrue, Reason: reasons.SpecMissing,
 		Message: "children exist but the spec bucket holds neither a value nor a delete marker for this key; " +
 			"they are kept: publish the spec again, or delete them by hand",
 	}}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/apply"
 )
 
@@ -33,22 +34,22 @@ func TestConditionTransitions(t *testing.T) {
 			s  api.ConditionStatus
 			r  string
 			at time.Time
-		}{{api.ConditionTrue, ReasonReconciled, t1}, {api.ConditionFalse, ReasonReconciled, t1}}},
+		}{{api.ConditionTrue, reasons.Reconciled, t1}, {api.ConditionFalse, reasons.Reconciled, t1}}},
 		{name: "success again keeps the transition times", prev: &ready, err: nil, want: [2]struct {
 			s  api.ConditionStatus
 			r  string
 			at time.Time
-		}{{api.ConditionTrue, ReasonReconciled, t0}, {api.ConditionFalse, ReasonReconciled, t0}}},
+		}{{api.ConditionTrue, reasons.Reconciled, t0}, {api.ConditionFalse, reasons.Reconciled, t0}}},
 		{name: "an invalid revision turns Ready False and Stalled True now", prev: &ready, err: invalid, want: [2]struct {
 			s  api.ConditionStatus
 			r  string
 			at time.Time
-		}{{api.ConditionFalse, ReasonInvalidSpec, t1}, {api.ConditionTrue, ReasonInvalidSpec, t1}}},
+		}{{api.ConditionFalse, reasons.InvalidSpec, t1}, {api.ConditionTrue, reasons.InvalidSpec, t1}}},
 		{name: "waiting is not stalled: Stalled keeps its time", prev: &ready, err: waiting, want: [2]struct {
 			s  api.ConditionStatus
 			r  string
 			at time.Time
-		}{{api.ConditionFalse, ReasonKindNotInstalled, t1}, {api.ConditionFalse, ReasonKindNotInstalled, t0}}},
+		}{{api.ConditionFalse, reasons.KindNotInstalled, t1}, {api.ConditionFalse, reasons.KindNotInstalled, t0}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/streams"
@@ -74,14 +75,14 @@ func Classify(err error) (Class, string) {
 			return c.class, c.reason
 		}
 		if is, ok := e.(interface{ Is(error) bool }); ok && is.Is(api.ErrInvalid) {
-			return Permanent, ReasonInvalidSpec
+			return Permanent, reasons.InvalidSpec
 		}
 		if j, ok := e.(interface{ Unwrap() []error }); ok {
 			// fmt.Errorf("...: %w: %w", api.ErrInvalid, cause) says what it
 			// is: its cause explains the invalid component, it is not a
 			// second failure to retry.
 			if slices.Contains(j.Unwrap(), api.ErrInvalid) {
-				return Permanent, ReasonInvalidSpec
+				return Permanent, reasons.InvalidSpec
 			}
 			return classifyJoined(j.Unwrap())
 		}
@@ -104,7 +105,7 @@ func classifyJoined(errs []error) (Class, string) {
 		}
 	}
 	if reason == "" {
-		return Transient, ReasonRetrying
+		return Transient, reasons.Retrying
 	}
 	return best, reason
 }
@@ -112,25 +113,25 @@ func classifyJoined(errs []error) (Class, string) {
 func classifyOne(err error) (Class, string) {
 	switch {
 	case errors.Is(err, api.ErrInvalid):
-		return Permanent, ReasonInvalidSpec
+		return Permanent, reasons.InvalidSpec
 	case apply.IsPermanent(err):
-		return Permanent, ReasonRejected
+		return Permanent, reasons.Rejected
 	case errors.Is(err, apply.ErrKindNotInstalled):
-		return Waiting, ReasonKindNotInstalled
+		return Waiting, reasons.KindNotInstalled
 	case errors.Is(err, ErrKindForbidden):
-		return Waiting, ReasonKindForbidden
+		return Waiting, reasons.KindForbidden
 	case errors.Is(err, apply.ErrNotOwned):
-		return Waiting, ReasonConflict
+		return Waiting, reasons.Conflict
 	case errors.Is(err, ErrNamespaceMissing):
-		return Waiting, ReasonNamespaceMissing
+		return Waiting, reasons.NamespaceMissing
 	case errors.Is(err, bus.ErrPermissionDenied):
-		return Waiting, ReasonPermissionDenied
+		return Waiting, reasons.PermissionDenied
 	case errors.Is(err, streams.ErrDrift):
-		return Permanent, ReasonConsumerDrift
+		return Permanent, reasons.ConsumerDrift
 	case isRejectedByJetStream(err):
-		return Permanent, ReasonStreamRejected
+		return Permanent, reasons.StreamRejected
 	}
-	return Transient, ReasonRetrying
+	return Transient, reasons.Retrying
 }
 
 // stepError names the step of the chain that failed.

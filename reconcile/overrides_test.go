@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/specs"
@@ -63,8 +64,8 @@ func TestConflictingOverridesStallOnlyTheClusterTheySelect(t *testing.T) {
 	ready, _ := rec.Condition(api.ConditionReady)
 	want := `overrides for cluster "eu-1": spec.overrides[1].image: Invalid value: "` + canaryImage +
 		`": conflicts with spec.overrides[0].image ("` + euImage + `")`
-	if ready.Status != api.ConditionFalse || ready.Reason != reconcile.ReasonInvalidOverride || !strings.Contains(ready.Message, want) {
-		t.Errorf("eu-1 Ready %+v, want False, %s, naming %q", ready, reconcile.ReasonInvalidOverride, want)
+	if ready.Status != api.ConditionFalse || ready.Reason != reasons.InvalidOverride || !strings.Contains(ready.Message, want) {
+		t.Errorf("eu-1 Ready %+v, want False, %s, naming %q", ready, reasons.InvalidOverride, want)
 	}
 
 	us.waitStatus("resizer", api.ConditionReady, "True", rev)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/defaults"
+	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/reconcile"
 )
@@ -71,8 +72,8 @@ func TestObjectsTinyctlDidNotCreateAreNeverTouched(t *testing.T) {
 	rev := e.publish(comp)
 	rec := e.waitStatus("legacy", api.ConditionReady, "False", rev)
 	c, _ := rec.Condition(api.ConditionReady)
-	if c.Reason != reconcile.ReasonConflict || !strings.Contains(c.Message, "tinyctl did not create it") {
-		t.Errorf("Ready = %+v, want reason %s saying tinyctl did not create the object", c, reconcile.ReasonConflict)
+	if c.Reason != reasons.Conflict || !strings.Contains(c.Message, "tinyctl did not create it") {
+		t.Errorf("Ready = %+v, want reason %s saying tinyctl did not create the object", c, reasons.Conflict)
 	}
 	unchanged("after publish")
 

@@ -9,6 +9,7 @@ import (
 	"github.com/tinyctl/tinyctl/api/decode"
 	"github.com/tinyctl/tinyctl/api/defaults"
 	"github.com/tinyctl/tinyctl/api/overrides"
+	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/api/validate"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -128,7 +129,7 @@ func decide(in input) plan {
 		return p
 	}
 	if comp, err = overrides.Resolve(comp, in.cluster.asOverrides()); err != nil {
-		p.kind, p.err = planInvalid, withClass(Permanent, ReasonInvalidOverride, err)
+		p.kind, p.err = planInvalid, withClass(Permanent, reasons.InvalidOverride, err)
 		return p
 	}
 	objs, err := render.Render(comp, in.entry.rev, in.settings)
@@ -186,10 +187,10 @@ func component(key string, value []byte, policy namespacePolicy) (api.Component,
 func (p namespacePolicy) admits(ns string) error {
 	switch {
 	case len(p.allowed) > 0 && !slices.Contains(p.allowed, ns):
-		return withClass(Permanent, ReasonNamespaceNotAllowed,
+		return withClass(Permanent, reasons.NamespaceNotAllowed,
 			fmt.Errorf("namespace %q is not one this controller manages (%v)", ns, p.allowed))
 	case len(p.allowed) == 0 && slices.Contains(p.denied, ns):
-		return withClass(Permanent, ReasonNamespaceNotAllowed,
+		return withClass(Permanent, reasons.NamespaceNotAllowed,
 			fmt.Errorf("namespace %q is reserved: this controller manages every namespace but %v", ns, p.denied))
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/api/validate"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,16 +104,16 @@ func TestDecide(t *testing.T) {
 			wantKind: planUnplace},
 		{name: "the applied revision no longer selecting (the cluster's labels changed) holds",
 			entry: specEntry{rev: 4, value: spec(t, "media", "resizer", selecting(map[string]string{"env": "dev"}))}, policy: all,
-			live: []child{dep, np}, prev: applied(4, map[string]string{"env": "dev"}), wantKind: planHold, wantReason: ReasonUnplaceHeld},
+			live: []child{dep, np}, prev: applied(4, map[string]string{"env": "dev"}), wantKind: planHold, wantReason: reasons.UnplaceHeld},
 		{name: "a new revision that still selects the cluster's old labels holds",
 			entry: specEntry{rev: 6, value: spec(t, "media", "resizer", selecting(map[string]string{"env": "dev"}))}, policy: all,
-			live: []child{dep}, prev: applied(4, map[string]string{"env": "dev"}), wantKind: planHold, wantReason: ReasonUnplaceHeld},
+			live: []child{dep}, prev: applied(4, map[string]string{"env": "dev"}), wantKind: planHold, wantReason: reasons.UnplaceHeld},
 		{name: "children without a status record here (a renamed cluster) hold",
 			entry: specEntry{rev: 4, value: spec(t, "media", "resizer", placedOn("east-old"))}, policy: all,
-			live: []child{dep, np}, wantKind: planHold, wantReason: ReasonUnplaceHeld},
+			live: []child{dep, np}, wantKind: planHold, wantReason: reasons.UnplaceHeld},
 		{name: "a record from before labels were kept holds at the applied revision",
 			entry: specEntry{rev: 4, value: spec(t, "media", "resizer", selecting(map[string]string{"env": "dev"}))}, policy: all,
-			live: []child{dep}, prev: applied(4, nil), wantKind: planHold, wantReason: ReasonUnplaceHeld},
+			live: []child{dep}, prev: applied(4, nil), wantKind: planHold, wantReason: reasons.UnplaceHeld},
 		{name: "--accept-unplace removes what a changed identity no longer selects",
 			entry: specEntry{rev: 4, value: spec(t, "media", "resizer", selecting(map[string]string{"env": "dev"}))}, policy: all,
 			live: []child{dep, np}, prev: applied(4, map[string]string{"env": "dev"}), accept: true,
@@ -125,7 +126,7 @@ func TestDecide(t *testing.T) {
 			wantKind: planRemove, wantStream: "tinyctl_media_resizer"},
 		{name: "a namespace outside the allow-list stalls",
 			entry: specEntry{rev: 1, value: spec(t, "media", "resizer")}, policy: namespacePolicy{allowed: []string{"jobs"}},
-			live: []child{dep}, wantKind: planInvalid, wantReason: ReasonNamespaceNotAllowed},
+			live: []child{dep}, wantKind: planInvalid, wantReason: reasons.NamespaceNotAllowed},
 		{name: "a component placed elsewhere is not judged by this cluster's namespaces",
 			entry: specEntry{rev: 1, value: spec(t, "media", "resizer", placedOn("west"))}, policy: namespacePolicy{allowed: []string{"jobs"}},
 			wantKind: planUnplace},
@@ -134,19 +135,19 @@ func TestDecide(t *testing.T) {
 			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment"}},
 		{name: "a denied namespace stalls when every namespace is managed",
 			entry: specEntry{rev: 1, value: spec(t, "media", "resizer")}, policy: namespacePolicy{denied: []string{"kube-system", "media"}},
-			wantKind: planInvalid, wantReason: ReasonNamespaceNotAllowed},
+			wantKind: planInvalid, wantReason: reasons.NamespaceNotAllowed},
 		{name: "a denied namespace named on the allow-list applies",
 			entry: specEntry{rev: 1, value: spec(t, "media", "resizer")}, policy: namespacePolicy{allowed: []string{"media"}, denied: []string{"media"}},
 			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment"}},
 		{name: "an invalid spec stalls and touches nothing",
 			entry:  specEntry{rev: 2, value: []byte(`{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"resizer","namespace":"media"},"spec":{"image":"x"}}`)},
-			policy: all, live: []child{dep}, wantKind: planInvalid, wantReason: ReasonInvalidSpec},
+			policy: all, live: []child{dep}, wantKind: planInvalid, wantReason: reasons.InvalidSpec},
 		{name: "a value stored under another component's key stalls",
 			entry: specEntry{rev: 2, value: spec(t, "media", "thumbnailer")}, policy: all,
-			wantKind: planInvalid, wantReason: ReasonInvalidSpec},
+			wantKind: planInvalid, wantReason: reasons.InvalidSpec},
 		{name: "a value that is not a component stalls",
 			entry: specEntry{rev: 2, value: []byte("{not json")}, policy: all,
-			wantKind: planInvalid, wantReason: ReasonInvalidSpec},
+			wantKind: planInvalid, wantReason: reasons.InvalidSpec},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -215,8 +216,8 @@ func TestDecideResolvesOverridesForThisCluster(t *testing.T) {
 				settings: render.Cluster{Name: tt.cluster.name}})
 			if tt.wantImage == "" {
 				class, reason := Classify(p.err)
-				if p.kind != planInvalid || class != Permanent || reason != ReasonInvalidOverride {
-					t.Fatalf("plan %s, error %v (%s %s), want invalid, permanent %s", p.kind, p.err, class, reason, ReasonInvalidOverride)
+				if p.kind != planInvalid || class != Permanent || reason != reasons.InvalidOverride {
+					t.Fatalf("plan %s, error %v (%s %s), want invalid, permanent %s", p.kind, p.err, class, reason, reasons.InvalidOverride)
 				}
 				if want := "spec.overrides[1].image"; !strings.Contains(p.err.Error(), want) || !strings.Contains(p.err.Error(), "spec.overrides[0].image") {
 					t.Errorf("error %q does not name both overrides' image", p.err)
@@ -269,18 +270,18 @@ func TestDeleteMarkerLearnsTheStreamPolicyFromTheValueBeforeIt(t *testing.T) {
 func TestClassifyJoinedErrors(t *testing.T) {
 	invalid := &validate.InvalidError{}
 	transient := errors.New("nats: timeout")
-	waiting := withClass(Waiting, ReasonConflict, errors.New("conflict"))
+	waiting := withClass(Waiting, reasons.Conflict, errors.New("conflict"))
 	tests := []struct {
 		name       string
 		err        error
 		wantClass  Class
 		wantReason string
 	}{
-		{"invalid spec and a status write that timed out: retried", errors.Join(invalid, transient), Transient, ReasonRetrying},
-		{"invalid spec and a conflict: waits", errors.Join(invalid, waiting), Waiting, ReasonConflict},
-		{"invalid spec alone: stalls", errors.Join(invalid), Permanent, ReasonInvalidSpec},
-		{"two permanent errors keep the first reason", errors.Join(withClass(Permanent, ReasonNamespaceNotAllowed, errors.New("ns")), invalid),
-			Permanent, ReasonNamespaceNotAllowed},
+		{"invalid spec and a status write that timed out: retried", errors.Join(invalid, transient), Transient, reasons.Retrying},
+		{"invalid spec and a conflict: waits", errors.Join(invalid, waiting), Waiting, reasons.Conflict},
+		{"invalid spec alone: stalls", errors.Join(invalid), Permanent, reasons.InvalidSpec},
+		{"two permanent errors keep the first reason", errors.Join(withClass(Permanent, reasons.NamespaceNotAllowed, errors.New("ns")), invalid),
+			Permanent, reasons.NamespaceNotAllowed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

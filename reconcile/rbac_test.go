@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/reconcile"
 )
@@ -35,8 +36,8 @@ func TestAForbiddenOptionalKindDoesNotWedgeTheLoop(t *testing.T) {
 	e.waitFor(deployments, "scales", nil)
 	rec := e.waitStatus("scales", api.ConditionReady, "False", rev)
 	r, _ := condition(rec.Conditions, api.ConditionReady)
-	if r.Reason != reconcile.ReasonKindForbidden || !strings.Contains(r.Message, "ScaledObject") {
-		t.Errorf("Ready = %+v, want reason %s naming ScaledObject", r, reconcile.ReasonKindForbidden)
+	if r.Reason != reasons.KindForbidden || !strings.Contains(r.Message, "ScaledObject") {
+		t.Errorf("Ready = %+v, want reason %s naming ScaledObject", r, reasons.KindForbidden)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/internal/testenv"
@@ -58,7 +59,7 @@ func TestMissingNamespaceIsNotCreatedUnlessAsked(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if c, _ := rec.Condition(api.ConditionReady); rec.ObservedRevision != rev || c.Reason != reconcile.ReasonNamespaceMissing {
+		if c, _ := rec.Condition(api.ConditionReady); rec.ObservedRevision != rev || c.Reason != reasons.NamespaceMissing {
 			return fmt.Errorf("status %+v, want Ready False NamespaceMissing at %d", rec.Status, rev)
 		}
 		return nil
@@ -75,7 +76,7 @@ func TestNamespaceOutsideTheAllowListIsRefused(t *testing.T) {
 	rev := e.publish(e.component("intruder", func(c *api.Component) { c.Metadata.Namespace = other }))
 	var rec = e.waitStatusIn(other, "intruder", api.ConditionStalled, "True", rev)
 	c, _ := rec.Condition(api.ConditionReady)
-	if c.Reason != reconcile.ReasonNamespaceNotAllowed || !strings.Contains(c.Message, other) {
+	if c.Reason != reasons.NamespaceNotAllowed || !strings.Contains(c.Message, other) {
 		t.Fatalf("Ready %+v, want reason NamespaceNotAllowed naming %s", c, other)
 	}
 	if d, _ := kube.Manager(t).Get(context.Background(), apply.Deployment, other, "intruder"); d != nil {
@@ -90,7 +91,7 @@ func TestTheClustersOwnNamespacesAreNeverManagedUnlessListed(t *testing.T) {
 	rev := e.publish(e.component("sneaky", func(c *api.Component) { c.Metadata.Namespace = "kube-system" }))
 	rec := e.waitStatusIn("kube-system", "sneaky", api.ConditionStalled, "True", rev)
 	c, _ := rec.Condition(api.ConditionReady)
-	if c.Reason != reconcile.ReasonNamespaceNotAllowed || !strings.Contains(c.Message, `namespace "kube-system" is reserved`) {
+	if c.Reason != reasons.NamespaceNotAllowed || !strings.Contains(c.Message, `namespace "kube-system" is reserved`) {
 		t.Fatalf("Ready %+v, want reason NamespaceNotAllowed saying kube-system is reserved", c)
 	}
 	if d, _ := kube.Manager(t).Get(context.Background(), apply.Deployment, "kube-system", "sneaky"); d != nil {
@@ -136,7 +137,7 @@ func TestSubjectsOutsideTheNamespaceAreRefused(t *testing.T) {
 	rec := e.waitStatus("poacher", api.ConditionStalled, "True", rev)
 	c, _ := rec.Condition(api.ConditionReady)
 	want := `spec.jobs.subjects[0]: Forbidden: "billing.jobs.>" is outside the subjects namespace ` + e.ns + ` may use (` + e.ns + `.>)`
-	if c.Reason != reconcile.ReasonInvalidSpec || !strings.Contains(c.Message, want) {
+	if c.Reason != reasons.InvalidSpec || !strings.Contains(c.Message, want) {
 		t.Fatalf("Ready %+v, want InvalidSpec naming %q", c, want)
 	}
 	if s := e.stream("poacher"); s != nil {

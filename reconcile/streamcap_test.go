@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
 )
@@ -36,7 +37,7 @@ func TestStreamsAreBoundedByTheClusterCaps(t *testing.T) {
 	}
 	rev = e.publish(e.component("greedy", func(c *api.Component) { c.Spec.Jobs.Stream.MaxBytes = 128 << 20 }))
 	rec := e.waitStatus("greedy", api.ConditionStalled, "True", rev)
-	if c, _ := condition(rec.Conditions, api.ConditionReady); c.Reason != reconcile.ReasonInvalidSpec ||
+	if c, _ := condition(rec.Conditions, api.ConditionReady); c.Reason != reasons.InvalidSpec ||
 		!strings.Contains(c.Message, "--stream-max-bytes") {
 		t.Errorf("Ready = %+v, want InvalidSpec naming the cap's flag", c)
 	}

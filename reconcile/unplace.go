@@ -7,12 +7,8 @@ import (
 	"strings"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/reasons"
 )
-
-// ReasonUnplaceHeld is the Stalled reason of a component whose children a
-// controller keeps although its placement no longer selects the cluster,
-// because the cluster's own identity changed (see holdUnplace).
-const ReasonUnplaceHeld = "UnplaceHeld"
 
 // holdUnplace says why the children of comp, which does not select this
 // cluster, must stay until an operator confirms (nil: unplace). Children
@@ -31,7 +27,7 @@ func holdUnplace(in input, comp api.Component) error {
 		if len(in.live) == 0 {
 			return nil
 		}
-		return withClass(Permanent, ReasonUnplaceHeld, fmt.Errorf(
+		return withClass(Permanent, reasons.UnplaceHeld, fmt.Errorf(
 			"placement does not select cluster %s%s, but children of this component exist here and the cluster has no status record for it "+
 				"(was the cluster renamed?): children kept; restart the controller with --accept-unplace to remove them",
 			in.cluster.name, labelText(in.cluster.labels)))
@@ -46,7 +42,7 @@ func holdUnplace(in input, comp api.Component) error {
 	if in.entry.rev > prev.ObservedRevision && !Placed(comp, in.cluster.name, was) {
 		return nil
 	}
-	return withClass(Permanent, ReasonUnplaceHeld, fmt.Errorf(
+	return withClass(Permanent, reasons.UnplaceHeld, fmt.Errorf(
 		"placement of revision %d does not select cluster %s%s, but it selects the cluster as it was when it applied revision %d%s: "+
 			"the cluster's identity changed, not the spec, so its children are kept; "+
 			"restore the cluster's name and labels, or restart the controller with --accept-unplace to remove them",

@@ -7,7 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +22,9 @@ import (
 
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/fleet"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
@@ -32,6 +39,7 @@ type cluster struct {
 	kube         *testenv.Kube
 	kubeconfig   string
 	serve        *testenv.ServeProcess
+	logs         []string // output of its stopped controllers
 }
 
 func startHub(t *testing.T) *bus.Embedded {
@@ -71,8 +79,10 @@ func (c *cluster) start(t *testing.T, extra ...string) {
 }
 
 func (c *cluster) stop(t *testing.T) {
+	_ = c.serve.Cmd.Process.Signal(syscall.SIGCONT) // a stopped process cannot die
 	_ = c.serve.Cmd.Process.Kill()
 	<-c.serve.Exited()
+	c.logs = append(c.logs, c.serve.Output())
 }
 
 func createNamespace(t *testing.T, cs kubernetes.Interface, name string) {
@@ -182,32 +192,58 @@ func TestPublishOnceAtTheHubEveryPlacedClusterConvergesAndReportsHome(t *testing
 		t.Fatalf("us-1 runs gdpr-export (%s), placed in region=eu only", got)
 	}
 	for _, row := range []string{"resizer@eu-1", "resizer@us-1", "gdpr-export@eu-1"} {
-		waitHubStatus(t, hub, row, func(it statusItem) bool {
-			return it.Ready == "True" && it.ObservedRevision == it.LatestRevision && !it.Stale
-		})
+		waitHubStatus(t, hub, row, upToDate)
 	}
 
-	// eu-1 is cut off from the hub; an update reaches us-1 only.
+	// eu-1's controller is paused while an update reaches its mirror, then
+	// the link is cut: the controller applies it cut off, and the status it
+	// writes can reach the hub only later.
+	testenv.Must(t, eu.serve.Cmd.Process.Signal(syscall.SIGSTOP))
+	rev2 := publish(t, hub, "resizer", "ghcr.io/acme/resizer:2", "")
+	eu.waitMirror(t, "media.resizer", rev2)
 	eu.link.Cut()
-	tinyctl(t, hub, "apply", "-f", component(t, "resizer", "ghcr.io/acme/resizer:2", ""))
-	waitImage(t, us, "resizer", "ghcr.io/acme/resizer:2")
+	testenv.Must(t, eu.serve.Cmd.Process.Signal(syscall.SIGCONT))
+	waitImage(t, eu, "resizer", "ghcr.io/acme/resizer:2")
 
-	// While cut off, eu-1's controller restarts: it reconciles from its
-	// local mirror, keeps everything, and its reports wait for the link.
+	// Cut off: two updates and a delete at the hub reach us-1 only, and
+	// eu-1's rows at the hub turn stale within its heartbeat TTL (3s).
+	publish(t, hub, "resizer", "ghcr.io/acme/resizer:3", "")
+	rev4 := publish(t, hub, "resizer", "ghcr.io/acme/resizer:4", "")
+	tinyctl(t, hub, "delete", "gdpr-export", "-n", ns, "--yes")
+	waitImage(t, us, "resizer", "ghcr.io/acme/resizer:4")
+	cut := time.Now()
+	waitHubStatus(t, hub, "resizer@eu-1", func(it statusItem) bool { return it.Stale })
+	t.Logf("eu-1's rows at the hub turned stale %s after the updates", time.Since(cut).Round(100*time.Millisecond))
+
+	// Restarted while cut off, eu-1's controller keeps what it applied.
 	eu.start(t)
-	if got := image(t, eu.kube, "resizer"); got != "ghcr.io/acme/resizer:1" {
-		t.Fatalf("eu-1 resizer image %q while cut off, want the last revision it had", got)
+	if got := image(t, eu.kube, "resizer"); got != "ghcr.io/acme/resizer:2" {
+		t.Fatalf("eu-1 resizer image %q while cut off, want the last revision it had applied", got)
 	}
 	if got := image(t, eu.kube, "gdpr-export"); got == "" {
-		t.Fatal("eu-1 deleted gdpr-export while cut off from the hub")
+		t.Fatal("eu-1 deleted gdpr-export while cut off from the hub, before the delete reached it")
 	}
-	waitHubStatus(t, hub, "resizer@eu-1", func(it statusItem) bool { return it.ObservedRevision < it.LatestRevision })
 
+	// The link is back (the controller paused, so nothing newer is written
+	// yet): the status eu-1 wrote while cut off arrives at the hub.
+	testenv.Must(t, eu.serve.Cmd.Process.Signal(syscall.SIGSTOP))
 	eu.link.Restore()
-	waitImage(t, eu, "resizer", "ghcr.io/acme/resizer:2")
-	waitHubStatus(t, hub, "resizer@eu-1", func(it statusItem) bool {
-		return it.Ready == "True" && it.ObservedRevision == it.LatestRevision && !it.Stale
+	waitHubStatus(t, hub, "resizer@eu-1", func(it statusItem) bool { return it.ObservedRevision == rev2 })
+
+	// Resumed, eu-1 converges: the latest revision, the delete lands.
+	testenv.Must(t, eu.serve.Cmd.Process.Signal(syscall.SIGCONT))
+	waitImage(t, eu, "resizer", "ghcr.io/acme/resizer:4")
+	waitImage(t, eu, "gdpr-export", "")
+	waitHubStatus(t, hub, "resizer@eu-1", func(it statusItem) bool { return upToDate(it) && it.ObservedRevision == rev4 })
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if it, found := hubStatus(t, hub)["gdpr-export@eu-1"]; found {
+			return fmt.Errorf("gdpr-export@eu-1 still reported at the hub: %+v", it)
+		}
+		return nil
 	})
+	if revs := eu.appliedRevisions("Deployment/media/resizer"); !slices.IsSorted(revs) {
+		t.Errorf("eu-1 applied resizer revisions out of order: %v", revs)
+	}
 
 	// The clusters as the hub sees them.
 	var clusters struct {
@@ -224,19 +260,81 @@ func TestPublishOnceAtTheHubEveryPlacedClusterConvergesAndReportsHome(t *testing
 	if len(clusters.Items) != 2 {
 		t.Fatalf("clusters: %+v", clusters.Items)
 	}
-	for i, want := range []struct {
-		name   string
-		placed int
-	}{{"eu-1", 2}, {"us-1", 1}} {
+	for i, name := range []string{"eu-1", "us-1"} {
 		got := clusters.Items[i]
-		if got.Name != want.name || got.Placed != want.placed || got.Ready != want.placed || got.Stale || got.Member == nil {
-			t.Errorf("cluster %d: %+v, want %s with %d placed and ready, live, a member", i, got, want.name, want.placed)
+		if got.Name != name || got.Placed != 1 || got.Ready != 1 || got.Stale || got.Member == nil {
+			t.Errorf("cluster %d: %+v, want %s with 1 placed and ready, live, a member", i, got, name)
 		}
 	}
 	table := tinyctl(t, hub, "clusters")
 	if !strings.Contains(table, "region=eu") || !strings.Contains(table, "domain eu-1") {
 		t.Errorf("clusters table:\n%s", table)
 	}
+
+	// A new revision placed on us-1 only removes resizer from eu-1.
+	publish(t, hub, "resizer", "ghcr.io/acme/resizer:4", "  placement: {clusters: [us-1]}")
+	waitImage(t, eu, "resizer", "")
+	if got := image(t, us.kube, "resizer"); got != "ghcr.io/acme/resizer:4" {
+		t.Errorf("us-1 resizer image %q after the placement change, want it kept", got)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if it, found := hubStatus(t, hub)["resizer@eu-1"]; found {
+			return fmt.Errorf("resizer@eu-1 still reported at the hub after unplacing: %+v", it)
+		}
+		return nil
+	})
+}
+
+func upToDate(it statusItem) bool {
+	return it.Ready == "True" && it.ObservedRevision == it.LatestRevision && !it.Stale
+}
+
+// publish applies a component at the hub and returns its revision.
+func publish(t *testing.T, hub *bus.Embedded, name, image, placement string) uint64 {
+	t.Helper()
+	out := tinyctl(t, hub, "apply", "-f", component(t, name, image, placement))
+	m := regexp.MustCompile(`\(revision (\d+)\)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("apply printed no revision: %s", out)
+	}
+	rev, err := strconv.ParseUint(m[1], 10, 64)
+	testenv.Must(t, err)
+	return rev
+}
+
+// waitMirror waits until the cluster's mirror of the spec bucket holds
+// revision rev of key.
+func (c *cluster) waitMirror(t *testing.T, key string, rev uint64) {
+	t.Helper()
+	conn := natstest.BusConnect(t, bus.Config{URLs: []string{c.nats.ClientURL()}}, nil)
+	ctx := testenv.Ctx(t, 30*time.Second)
+	mirror, err := specs.Open(ctx, conn, specs.Config{}, kv.Existing)
+	testenv.Must(t, err)
+	testenv.Eventually(t, 20*time.Second, func() error {
+		e, err := mirror.Get(ctx, key)
+		if err != nil || e.Revision != rev {
+			return fmt.Errorf("%s mirror: %s at %d (%v), want %d", c.name, key, e.Revision, err, rev)
+		}
+		return nil
+	})
+}
+
+// appliedRevisions are the revisions of object the cluster's controllers
+// logged as applied, in order, across restarts.
+func (c *cluster) appliedRevisions(object string) []uint64 {
+	var revs []uint64
+	for _, out := range append(c.logs, c.serve.Output()) {
+		for _, line := range strings.Split(out, "\n") {
+			var l struct {
+				Object, Message string
+				Revision        uint64
+			}
+			if json.Unmarshal([]byte(line), &l) == nil && l.Object == object && l.Message == "applied" {
+				revs = append(revs, l.Revision)
+			}
+		}
+	}
+	return revs
 }
 
 func TestAControllerRestartedWithoutItsLabelsDeletesNothingUntilTold(t *testing.T) {

@@ -1,0 +1,110 @@
+package fleet_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/fleet"
+	"github.com/tinyctl/tinyctl/client"
+	"github.com/tinyctl/tinyctl/internal/natstest"
+	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/reconcile"
+	"github.com/tinyctl/tinyctl/render"
+	"github.com/tinyctl/tinyctl/serve"
+)
+
+// leafController starts cluster name's NATS as a leaf of hub and its
+// controller, in this process, managing only namespace ns of kube, and
+// returns the leaf's NATS.
+func leafController(t *testing.T, hub *bus.Embedded, kube *testenv.Kube, name, ns string, labels map[string]string) *bus.Embedded {
+	t.Helper()
+	leaf, err := bus.StartEmbedded(testenv.Ctx(t, 20*time.Second), bus.EmbeddedConfig{ServerName: name,
+		JetStreamDomain: name, Port: -1, StoreDir: t.TempDir(),
+		LeafRemotes: []bus.LeafRemote{{URLs: []string{hub.LeafnodeURL()}, LocalOnly: fleet.LocalOnly(fleet.Buckets{})}}})
+	testenv.Must(t, err)
+	t.Cleanup(func() { _ = leaf.Shutdown(context.Background()) })
+	ctrl, err := serve.New(serve.Config{
+		NATS: bus.Config{URLs: []string{leaf.ClientURL()}}, Kubeconfig: kube.Kubeconfig, HubDomain: "hub",
+		Loop:        reconcile.Config{Cluster: render.Cluster{Name: name}, ClusterLabels: labels, Namespaces: []string{ns}},
+		MetricsAddr: "-", HealthAddr: "-", Holder: name, LeaseTTL: 2 * time.Second, HeartbeatTTL: 5 * time.Second,
+	})
+	testenv.Must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Run(zerolog.Nop().WithContext(ctx)) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return leaf
+}
+
+// TestTwentyClustersEachGetTheirComponentsAndTheHubSeesAll fans 100
+// components out by label selector to 20 clusters, each with its own NATS
+// (a leaf of the hub) and controller; the controllers share one API server,
+// each managing its own namespace, since no component is placed on two.
+func TestTwentyClustersEachGetTheirComponentsAndTheHubSeesAll(t *testing.T) {
+	const clusters, components = 20, 100
+	ctx := testenv.Ctx(t, 4*time.Minute)
+	hub := startHub(t)
+	hubConn := natstest.BusConnect(t, bus.Config{URLs: []string{hub.ClientURL()}}, nil)
+	hubClient, err := client.New(ctx, hubConn, client.Config{Create: true})
+	testenv.Must(t, err)
+	cs := kubes[1].Clientset(t)
+	for i := range clusters {
+		name, ns := "edge-"+strconv.Itoa(i), "fan-"+strconv.Itoa(i)
+		createNamespace(t, cs, ns)
+		leafController(t, hub, kubes[1], name, ns, map[string]string{"site": strconv.Itoa(i)})
+		testenv.Must(t, hubClient.Join(ctx, name, ""))
+	}
+
+	revs := map[string]uint64{}
+	for j := range components {
+		i := strconv.Itoa(j % clusters)
+		c := api.Component{APIVersion: api.APIVersion, Kind: api.Kind,
+			Metadata: api.Metadata{Name: "c-" + strconv.Itoa(j), Namespace: "fan-" + i},
+			Spec: api.Spec{Image: "ghcr.io/acme/edge:1",
+				Jobs:      api.Jobs{Subjects: []string{"fan-" + i + ".c" + strconv.Itoa(j)}},
+				Placement: &api.Placement{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"site": i}}}}}
+		res, err := hubClient.Publish(ctx, c, client.PublishOptions{})
+		testenv.Must(t, err)
+		revs[res.Key] = res.Revision
+	}
+
+	testenv.Eventually(t, 3*time.Minute, func() error {
+		snap, err := hubClient.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for _, r := range snap.Statuses {
+			ns, _, _ := strings.Cut(r.Component, ".")
+			if want := "edge-" + strings.TrimPrefix(ns, "fan-"); r.Cluster != want {
+				t.Fatalf("the hub has a status of %s from %s; only %s selects it", r.Component, r.Cluster, want)
+			}
+			if c, ok := r.Condition(api.ConditionReady); ok && c.Status == api.ConditionTrue && r.ObservedRevision == revs[r.Component] {
+				ready++
+			}
+		}
+		if len(snap.Statuses) != components || ready != components {
+			return fmt.Errorf("the hub has %d status records, %d ready at the published revision; want %d", len(snap.Statuses), ready, components)
+		}
+		return nil
+	})
+	for i := range clusters {
+		list, err := cs.AppsV1().Deployments("fan-"+strconv.Itoa(i)).List(ctx, metav1.ListOptions{})
+		testenv.Must(t, err)
+		if len(list.Items) != components/clusters {
+			t.Errorf("namespace fan-%d has %d Deployments, want %d", i, len(list.Items), components/clusters)
+		}
+	}
+}
