@@ -31,6 +31,11 @@ type Options struct {
 	// AuditLog, when true, makes the API server write a JSON audit log of
 	// every mutating request to AuditLogPath, so tests can count writes.
 	AuditLog bool
+	// EtcdOf, when set, is a running control plane whose etcd this one
+	// shares, under a key prefix of its own, instead of starting another:
+	// many API servers (a fleet of clusters) for the cost of one etcd. It
+	// must outlive this control plane.
+	EtcdOf *ControlPlane
 }
 
 // ControlPlane is a running etcd plus kube-apiserver on loopback.
@@ -134,17 +139,26 @@ func (cp *ControlPlane) kubeconfig() clientcmdapi.Config {
 	}
 }
 
+// etcdURL is where this control plane's etcd listens for clients.
+func (cp *ControlPlane) etcdURL() string {
+	if cp.opts.EtcdOf != nil {
+		return cp.opts.EtcdOf.etcdURL()
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", cp.etcdPorts[0])
+}
+
 func (cp *ControlPlane) start(ctx context.Context) error {
 	var err error
-	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", cp.etcdPorts[0])
-	cp.etcd, err = startProcess(cp.Dir, "etcd", cp.opts.Binaries.Etcd,
-		"--data-dir", filepath.Join(cp.Dir, "etcd-data"),
-		"--listen-client-urls", etcdURL,
-		"--listen-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", cp.etcdPorts[1]))
-	if err != nil {
-		return err
+	if cp.opts.EtcdOf == nil {
+		cp.etcd, err = startProcess(cp.Dir, "etcd", cp.opts.Binaries.Etcd,
+			"--data-dir", filepath.Join(cp.Dir, "etcd-data"),
+			"--listen-client-urls", cp.etcdURL(),
+			"--listen-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", cp.etcdPorts[1]))
+		if err != nil {
+			return err
+		}
 	}
-	cp.api, err = startProcess(cp.Dir, "kube-apiserver", cp.opts.Binaries.APIServer, cp.apiServerArgs(etcdURL)...)
+	cp.api, err = startProcess(cp.Dir, "kube-apiserver", cp.opts.Binaries.APIServer, cp.apiServerArgs(cp.etcdURL())...)
 	if err != nil {
 		return err
 	}
@@ -175,6 +189,9 @@ func (cp *ControlPlane) apiServerArgs(etcdURL string) []string {
 		"--profiling=false",
 		"--v=1",
 	}
+	if cp.opts.EtcdOf != nil {
+		args = append(args, "--etcd-prefix=/"+filepath.Base(cp.Dir))
+	}
 	if cp.opts.AuditLog {
 		args = append(args,
 			"--audit-policy-file="+filepath.Join(cp.Dir, "audit-policy.yaml"),
@@ -202,6 +219,9 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 	var last error
 	for {
 		for _, p := range []*process{cp.etcd, cp.api} {
+			if p == nil {
+				continue // a shared etcd
+			}
 			if done, err := p.exited(); done {
 				return fmt.Errorf("%w\n%s", err, cp.logTail(p.name))
 			}

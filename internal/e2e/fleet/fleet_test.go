@@ -42,7 +42,7 @@ type cluster struct {
 	logs         []string // output of its stopped controllers
 }
 
-func startHub(t *testing.T) *bus.Embedded {
+func startHub(t testing.TB) *bus.Embedded {
 	hub, err := bus.StartEmbedded(testenv.Ctx(t, 20*time.Second), bus.EmbeddedConfig{ServerName: "hub",
 		JetStreamDomain: "hub", Port: -1, LeafnodePort: -1, StoreDir: t.TempDir()})
 	testenv.Must(t, err)
