@@ -132,7 +132,8 @@ func documents(t *testing.T, manifests map[string]string) []map[string]any {
 
 // TestControllerRBAC checks the controller's permissions as rendered: a
 // Role in namespace default by default, one Role per namespace when
-// namespaces are listed, cluster-wide when the list is empty, create
+// namespaces are listed (and then a ClusterRole reading KEDA's metrics
+// APIService alone), cluster-wide when the list is empty, create
 // namespaces only when asked, Secrets (by name, never listed) only with
 // an account signing key, and never a wildcard, a ConfigMap, a Pod or a
 // Lease.
@@ -144,13 +145,13 @@ func TestControllerRBAC(t *testing.T) {
 		nsVerbs   []string
 		secrets   bool
 	}{
-		{"default", nil, []string{"Role", "RoleBinding"}, []string{"get"}, false},
+		{"default", nil, []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}, []string{"get"}, false},
 		{"cluster-wide", map[string]any{"namespaces": []any{}}, []string{"ClusterRole", "ClusterRoleBinding"}, []string{"get"}, false},
 		{"create namespaces", map[string]any{"namespaces": []any{}, "createNamespaces": true}, []string{"ClusterRole", "ClusterRoleBinding"}, []string{"get", "create"}, false},
 		{"listed namespaces", map[string]any{"namespaces": []any{"team-a", "team-b"}},
-			[]string{"Role", "Role", "RoleBinding", "RoleBinding"}, []string{"get"}, false},
+			[]string{"ClusterRole", "ClusterRoleBinding", "Role", "Role", "RoleBinding", "RoleBinding"}, []string{"get"}, false},
 		{"identity", map[string]any{"nats": withIdentity, "namespaces": []any{"team-a"}},
-			[]string{"Role", "RoleBinding"}, []string{"get"}, true},
+			[]string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}, []string{"get"}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -165,7 +166,12 @@ func TestControllerRBAC(t *testing.T) {
 					continue
 				}
 				kinds = append(kinds, kind)
-				if kind == "Role" || kind == "ClusterRole" {
+				meta, _ := obj["metadata"].(map[string]any)
+				name, _ := meta["name"].(string)
+				switch {
+				case kind == "ClusterRole" && strings.HasSuffix(name, "-keda-probe"):
+					checkRules(t, obj, nil, false) // the apiservices rule alone
+				case kind == "Role" || kind == "ClusterRole":
 					checkRules(t, obj, tc.nsVerbs, tc.secrets)
 				}
 			}
@@ -211,6 +217,10 @@ func checkRules(t *testing.T, obj map[string]any, nsVerbs []string, secrets bool
 			case "namespaces":
 				if !slices.Equal(r.Verbs, nsVerbs) {
 					t.Errorf("namespaces verbs = %v, want %v", r.Verbs, nsVerbs)
+				}
+			case "apiservices": // is KEDA running? one name, read only
+				if !slices.Equal(r.Verbs, []string{"get"}) || !slices.Equal(r.ResourceNames, []string{"v1beta1.external.metrics.k8s.io"}) {
+					t.Errorf("apiservices rule %+v, want get on v1beta1.external.metrics.k8s.io only", r)
 				}
 			default:
 				t.Errorf("rule grants %s, which the controller does not use", res)

@@ -20,7 +20,7 @@ import (
 var chartKinds = map[string][]string{
 	"nats":      {"ConfigMap", "Service", "Service", "StatefulSet"},
 	"collector": {"ConfigMap", "Deployment", "Service"},
-	"tinyctl":   {"Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"},
+	"tinyctl":   {"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"},
 }
 
 var releaseNames = []string{"nats", "collector", "tinyctl"}

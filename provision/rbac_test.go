@@ -85,13 +85,23 @@ func TestControllerRBACIsEnoughAndNoMore(t *testing.T) {
 			}
 
 			refused := forbiddenCalls(sa, target, r.ns)
+			cs := kubernetes.NewForConfigOrDie(sa)
 			if tt.namespaced {
 				refused["list Deployments outside the listed namespaces"] = func(ctx context.Context, cs kubernetes.Interface) error {
 					_, err := cs.AppsV1().Deployments(r.ns).List(ctx, metav1.ListOptions{})
 					return err
 				}
+				refused["read an APIService other than KEDA's"] = func(ctx context.Context, cs kubernetes.Interface) error {
+					_, err := cs.Discovery().RESTClient().Get().AbsPath("/apis/apiregistration.k8s.io/v1/apiservices/v1.apps").DoRaw(ctx)
+					return err
+				}
+				// What tells a namespaced controller whether KEDA runs: no
+				// KEDA here, so not found, not forbidden.
+				_, err := cs.Discovery().RESTClient().Get().AbsPath("/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.external.metrics.k8s.io").DoRaw(ctx)
+				if !apierrors.IsNotFound(err) {
+					t.Errorf("reading KEDA's external metrics APIService: %v, want NotFound", err)
+				}
 			}
-			cs := kubernetes.NewForConfigOrDie(sa)
 			for what, call := range refused {
 				if err := call(ctx, cs); !apierrors.IsForbidden(err) {
 					t.Errorf("%s: %v, want Forbidden", what, err)

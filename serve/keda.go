@@ -2,9 +2,12 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 
 	"github.com/rs/zerolog"
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -18,8 +21,11 @@ const DefaultKEDAOperatorSelector = "app.kubernetes.io/name=keda-operator"
 // kedaProbe looks for a running KEDA operator before each heartbeat, so
 // that `tinyctl status`, which reads NATS and not Kubernetes, can say when
 // a scaled component has nothing to scale it. It lists Deployments in all
-// namespaces by label, which the chart's ClusterRole allows; a controller
-// limited to --namespaces usually may not, and reports the state unknown.
+// namespaces by label, which the chart's ClusterRole allows. A controller
+// limited to --namespaces may not; it reads instead the one APIService
+// through which KEDA serves external metrics (the chart grants get on that
+// name only): absent, unavailable or served by something else than KEDA,
+// no KEDA scales anything. Neither allowed: the state is unknown.
 type kedaProbe struct {
 	kube     kubernetes.Interface
 	selector string
@@ -30,13 +36,51 @@ type kedaProbe struct {
 func (k *kedaProbe) refresh(ctx context.Context, hb *status.Heartbeat) {
 	list, err := k.kube.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: k.selector})
 	hb.KEDA = ""
-	if err == nil {
+	switch {
+	case err == nil:
 		hb.KEDA = kedaState(list.Items)
+	case apierrors.IsForbidden(err):
+		hb.KEDA, err = k.metricsAPIState(ctx)
 	}
 	if hb.KEDA != k.last {
 		zerolog.Ctx(ctx).Info().Err(err).Str("keda", string(hb.KEDA)).Str("selector", k.selector).Msg("KEDA operator state")
 		k.last = hb.KEDA
 	}
+}
+
+// externalMetricsAPI is the APIService KEDA's metrics server registers.
+const externalMetricsAPI = "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.external.metrics.k8s.io"
+
+// metricsAPIState judges KEDA by the external metrics APIService: running
+// when KEDA's metrics server backs it and it is Available.
+func (k *kedaProbe) metricsAPIState(ctx context.Context) (status.KEDAState, error) {
+	raw, err := k.kube.Discovery().RESTClient().Get().AbsPath(externalMetricsAPI).DoRaw(ctx)
+	if apierrors.IsNotFound(err) {
+		return status.KEDAAbsent, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var svc struct {
+		Spec struct {
+			Service *struct{ Name string } `json:"service"`
+		} `json:"spec"`
+		Status struct {
+			Conditions []struct{ Type, Status string } `json:"conditions"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(raw, &svc); err != nil {
+		return "", err
+	}
+	if svc.Spec.Service == nil || !strings.Contains(svc.Spec.Service.Name, "keda") {
+		return status.KEDAAbsent, nil
+	}
+	for _, c := range svc.Status.Conditions {
+		if c.Type == "Available" && c.Status == "True" {
+			return status.KEDARunning, nil
+		}
+	}
+	return status.KEDAAbsent, nil
 }
 
 // kedaState is running when any of the operator Deployments has an
