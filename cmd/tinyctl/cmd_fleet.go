@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -43,6 +44,9 @@ nothing; with another --domain it replaces the source.`,
   tinyctl fleet join us-1 --domain us-east-1`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := clusterArg(args[0], domain); err != nil {
+				return err
+			}
 			ctx, cancel := o.withTimeout(cmd.Context())
 			defer cancel()
 			s, err := o.open(ctx, statusBucket, true)
@@ -74,6 +78,9 @@ mirror of the specs; to stop it placing components, change their placement.`,
 		Example: `  tinyctl fleet leave eu-1`,
 		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := clusterArg(args[0], ""); err != nil {
+				return err
+			}
 			ctx, cancel := o.withTimeout(cmd.Context())
 			defer cancel()
 			s, err := o.open(ctx, statusBucket, false)
@@ -149,4 +156,15 @@ func clustersRun(ctx context.Context, o *options, output, statusBucket string) e
 		return nil
 	}
 	return statusview.WriteClusterTable(o.out, o.style(), rows, o.now())
+}
+
+// clusterArg refuses a cluster or domain name that is not one NATS subject
+// token, before connecting.
+func clusterArg(cluster, domain string) error {
+	for what, v := range map[string]string{"cluster name": cluster, "--domain": domain} {
+		if strings.ContainsAny(v, ".*> \t\r\n") || (what == "cluster name" && v == "") {
+			return usageError{fmt.Errorf("%s %q: want one NATS subject token (letters, digits, - and _), as given to tinyctl serve --cluster-name", what, v)}
+		}
+	}
+	return nil
 }
