@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/fleet"
 	"github.com/tinyctl/tinyctl/client"
@@ -175,7 +177,7 @@ func printFleetUsage(w io.Writer, hub *bus.Embedded, members []*member) {
 	fmt.Fprintln(w, "  tinyctl apply -f examples/pdf-extractor.yaml   # publish once; every selected cluster follows")
 	fmt.Fprintln(w, "\nEach cluster's API server and NATS:")
 	for _, m := range members {
-		fmt.Fprintf(w, "  %s (labels %v): KUBECONFIG=%s  NATS %s\n", m.name, m.labels, m.cp.Kubeconfig, m.nats.ClientURL())
+		fmt.Fprintf(w, "  %s (labels %s): KUBECONFIG=%s  NATS %s\n", m.name, labels.Set(m.labels), m.cp.Kubeconfig, m.nats.ClientURL())
 	}
 	fmt.Fprintln(w, "\nNo nodes and no KEDA run in dev mode; local workers run only with one cluster. Press Ctrl-C to stop everything.")
 }
