@@ -23,7 +23,7 @@ func TestCanonicalFormat(t *testing.T) {
 	// This is the stored KV format: changing it changes a public contract.
 	want := `{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"extractor","namespace":"workers"},` +
 		`"spec":{"image":"registry.example.com/acme/extractor:1.4.2","jobs":{"subjects":["jobs.extract.>"],` +
-		`"stream":{"replicas":1,"storage":"file","maxAge":"24h","duplicateWindow":"2m"},` +
+		`"stream":{"storage":"file","maxAge":"24h","duplicateWindow":"2m"},` +
 		`"consumer":{"ackWait":"30s","maxDeliver":5,"maxAckPending":1000}},"replicas":1,"egress":"none","deletion":{"stream":"Retain"}}}`
 	if string(got) != want {
 		t.Errorf("Canonical =\n%s\nwant\n%s", got, want)

@@ -72,6 +72,9 @@ func TestChartsLintClean(t *testing.T) {
 		{"nats", nil},
 		{"nats", map[string]any{"auth": map[string]any{"mode": "none"}, "storage": map[string]any{"storageClassName": "fast"}}},
 		{"nats", map[string]any{"auth": map[string]any{"mode": "jwt"}, "tls": map[string]any{"secretName": "nats-tls", "verify": true}}},
+		{"nats", threeServers},
+		{"nats", map[string]any{"auth": map[string]any{"mode": "jwt"}, "cluster": map[string]any{"replicas": 5, "name": "broker"}}},
+		{"tinyctl", map[string]any{"nats": map[string]any{"replicas": 3}}},
 		{"collector", nil},
 	}
 	for _, tc := range cases {
@@ -264,6 +267,16 @@ func TestControllerArgs(t *testing.T) {
 		if !strings.Contains(m, want) {
 			t.Errorf("deployment lacks %q:\n%s", want, m)
 		}
+	}
+	if strings.Contains(m, "--replicas") {
+		t.Errorf("one broker: deployment passes --replicas:\n%s", m)
+	}
+	out, err = render(t, "tinyctl", map[string]any{"nats": map[string]any{"replicas": 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := out["tinyctl/templates/deployment.yaml"]; !strings.Contains(m, "- --replicas=3") {
+		t.Errorf("nats.replicas 3: deployment lacks --replicas=3:\n%s", m)
 	}
 }
 

@@ -1,6 +1,9 @@
 package provision
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Plan is what one Install sets up. Its zero value installs the whole
 // runtime with the charts' defaults.
@@ -18,6 +21,12 @@ type Plan struct {
 	// BrokerAuth is the broker's auth mode; empty keeps the one
 	// BrokerValues set (auth.mode), else the chart's default (AuthToken).
 	BrokerAuth BrokerAuth
+	// BrokerReplicas, when not 0, runs the broker as a JetStream cluster of
+	// that many servers (the nats chart's cluster.replicas) and has the
+	// controller keep that many copies of its buckets and of component
+	// streams (the tinyctl chart's nats.replicas): 1, 3 or 5, over what
+	// the values files say. 0 keeps the values files' (default 1).
+	BrokerReplicas int
 	// Extra are more releases, usually charts from a repository (KEDA).
 	// They are installed right after the namespace, before the CRDs, so a
 	// chart that brings its own CRDs owns them and InstallCRDs skips them.
@@ -71,6 +80,15 @@ func (p *Provisioner) installSteps(plan Plan) ([]step, error) {
 	if plan.BrokerAuth != "" {
 		broker = mergeValues(broker, map[string]any{"auth": map[string]any{"mode": string(plan.BrokerAuth)}})
 	}
+	controller := plan.ControllerValues
+	switch plan.BrokerReplicas {
+	case 0:
+	case 1, 3, 5:
+		broker = mergeValues(broker, map[string]any{"cluster": map[string]any{"replicas": plan.BrokerReplicas}})
+		controller = mergeValues(controller, map[string]any{"nats": map[string]any{"replicas": plan.BrokerReplicas}})
+	default:
+		return nil, fmt.Errorf("broker replicas %d: want 1, 3 or 5 (a JetStream cluster needs a majority of an odd number of servers; JetStream keeps at most 5 replicas)", plan.BrokerReplicas)
+	}
 	auth, err := brokerAuth(broker)
 	if err != nil {
 		return nil, err
@@ -80,7 +98,7 @@ func (p *Provisioner) installSteps(plan Plan) ([]step, error) {
 		steps = append(steps, one(func(ctx context.Context) (Result, error) { return p.InstallCollector(ctx, plan.CollectorValues) }))
 	}
 	return append(steps, one(func(ctx context.Context) (Result, error) {
-		return p.InstallController(ctx, plan.ControllerImage, auth.mode, plan.ControllerValues)
+		return p.InstallController(ctx, plan.ControllerImage, auth.mode, controller)
 	})), nil
 }
 

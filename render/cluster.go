@@ -160,7 +160,7 @@ func DefaultCluster() Cluster {
 		},
 		RunAsUser: DefaultRunAsUser,
 		Streams: StreamLimits{MaxBytes: DefaultStreamMaxBytes, MaxMemoryBytes: DefaultStreamMaxMemoryBytes,
-			MaxMsgs: DefaultStreamMaxMsgs},
+			MaxMsgs: DefaultStreamMaxMsgs, Replicas: DefaultStreamReplicas},
 	}
 }
 
@@ -198,6 +198,7 @@ func (cl Cluster) WithDefaults() Cluster {
 	cl.Streams.MaxBytes = cmp.Or(cl.Streams.MaxBytes, d.Streams.MaxBytes)
 	cl.Streams.MaxMemoryBytes = cmp.Or(cl.Streams.MaxMemoryBytes, d.Streams.MaxMemoryBytes)
 	cl.Streams.MaxMsgs = cmp.Or(cl.Streams.MaxMsgs, d.Streams.MaxMsgs)
+	cl.Streams.Replicas = cmp.Or(cl.Streams.Replicas, d.Streams.Replicas)
 	return cl
 }
 

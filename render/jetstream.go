@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -12,8 +13,7 @@ import (
 
 // Limits nats-server enforces on stream and consumer settings.
 const (
-	maxStreamReplicas = 5
-	minWindow         = 100 * time.Millisecond
+	minWindow = 100 * time.Millisecond
 	// unlimited is how JetStream spells "no limit"; the server reports -1
 	// for a limit sent as 0, so rendering -1 keeps desired and live equal.
 	unlimited = -1
@@ -22,7 +22,8 @@ const (
 // streamConfig is the component's work-queue stream: each job is kept until
 // one worker acknowledges it. Its size is capped by caps (the spec may ask
 // for less). When a size limit is reached the stream refuses new jobs
-// (DiscardNew) rather than dropping queued ones.
+// (DiscardNew) rather than dropping queued ones. A spec that sets no
+// replicas gets caps.Replicas.
 func streamConfig(c api.Component, caps StreamLimits) (jetstream.StreamConfig, error) {
 	md, st := c.Metadata, c.Spec.Jobs.Stream
 	storage, err := storageType(st.Storage)
@@ -57,7 +58,7 @@ func streamConfig(c api.Component, caps StreamLimits) (jetstream.StreamConfig, e
 		Discard:           jetstream.DiscardNew,
 		MaxAge:            maxAge,
 		Storage:           storage,
-		Replicas:          max(st.Replicas, 1),
+		Replicas:          max(cmp.Or(st.Replicas, caps.Replicas), 1),
 		Duplicates:        dups,
 		Metadata:          jetstreamMetadata(c),
 	}, nil
@@ -66,8 +67,8 @@ func streamConfig(c api.Component, caps StreamLimits) (jetstream.StreamConfig, e
 // checkStreamLimits refuses what nats-server would refuse.
 func checkStreamLimits(replicas int, maxAge, dups time.Duration) error {
 	switch {
-	case replicas < 0 || replicas > maxStreamReplicas:
-		return fmt.Errorf("spec.jobs.stream.replicas %d: must be between 1 and %d", replicas, maxStreamReplicas)
+	case replicas < 0 || replicas > MaxStreamReplicas:
+		return fmt.Errorf("spec.jobs.stream.replicas %d: must be between 1 and %d", replicas, MaxStreamReplicas)
 	case maxAge != 0 && maxAge < minWindow:
 		return fmt.Errorf("spec.jobs.stream.maxAge %s: must be 0 (unlimited) or at least %s", maxAge, minWindow)
 	case dups != 0 && dups < minWindow:

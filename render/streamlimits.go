@@ -12,10 +12,15 @@ const (
 	DefaultStreamMaxBytes       = 64 << 20
 	DefaultStreamMaxMemoryBytes = 8 << 20
 	DefaultStreamMaxMsgs        = 1_000_000
+	// DefaultStreamReplicas suits a single-node broker.
+	DefaultStreamReplicas = 1
+	// MaxStreamReplicas is the most replicas JetStream allows.
+	MaxStreamReplicas = 5
 )
 
 // StreamLimits cap the size of every component's stream, which shares the
-// broker's store with the spec, status and lease buckets. A component that
+// broker's store with the spec, status and lease buckets, and give the
+// replicas of a stream whose spec sets none. A component that
 // sets no limit gets the cap; one that sets a lower limit keeps it; one
 // that asks for more than the cap is refused (api.ErrInvalid). -1 means no
 // cap; zero fields take the defaults.
@@ -30,15 +35,23 @@ type StreamLimits struct {
 	MaxMemoryBytes int64
 	// MaxMsgs caps the messages of any stream (default 1,000,000).
 	MaxMsgs int64
+	// Replicas is the replica count of a stream whose spec sets none
+	// (default 1; a JetStream cluster needs at least that many servers).
+	// A spec's own spec.jobs.stream.replicas wins.
+	Replicas int
 }
 
-// check refuses caps that are neither -1 nor positive.
+// check refuses caps that are neither -1 nor positive, and replicas
+// JetStream does not allow.
 func (l StreamLimits) check() error {
 	var errs []error
 	for name, v := range map[string]int64{"max bytes": l.MaxBytes, "max memory bytes": l.MaxMemoryBytes, "max messages": l.MaxMsgs} {
 		if v < unlimited {
 			errs = append(errs, fmt.Errorf("stream %s cap %d: must be -1 (no cap) or positive", name, v))
 		}
+	}
+	if l.Replicas < 0 || l.Replicas > MaxStreamReplicas {
+		errs = append(errs, fmt.Errorf("stream replicas %d: must be between 1 and %d", l.Replicas, MaxStreamReplicas))
 	}
 	return errors.Join(errs...)
 }

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/lease"
 	"github.com/tinyctl/tinyctl/reconcile"
+	"github.com/tinyctl/tinyctl/render"
 )
 
 // Defaults of Config that are the process's own; the loop's defaults are
@@ -36,6 +38,12 @@ type Config struct {
 	// SpecBucket and StatusBucket name the buckets (defaults
 	// tinyctl-components and tinyctl-status).
 	SpecBucket, StatusBucket string
+	// Replicas is the JetStream replica count of the spec, status,
+	// heartbeat and lease buckets the controller creates, and the default
+	// of Loop.Cluster.Streams.Replicas (default 1). More than one needs a
+	// JetStream cluster of at least that many servers. A bucket that
+	// exists with another count is refused (*kv.BucketConfigError).
+	Replicas int
 	// HubDomain, when set, is the JetStream domain of a fleet hub: the
 	// spec bucket is then a read-only mirror of the hub's, which this
 	// controller keeps reading while the hub is out of reach
@@ -84,6 +92,8 @@ type WorkerTLSFiles struct {
 
 // WithDefaults returns c with every zero field set to its default.
 func (c Config) WithDefaults() Config {
+	c.Replicas = cmp.Or(c.Replicas, 1)
+	c.Loop.Cluster.Streams.Replicas = cmp.Or(c.Loop.Cluster.Streams.Replicas, c.Replicas)
 	c.Loop = c.Loop.WithDefaults()
 	// The runtime's own namespace (the broker's, with its Secrets) is never
 	// managed unless it is listed.
@@ -117,3 +127,15 @@ func (c Config) cluster() string { return c.Loop.Cluster.Name }
 
 // leaseName is the lease one cluster's controllers campaign for.
 func (c Config) leaseName() string { return "controller." + c.cluster() }
+
+// checkReplicas refuses a bucket replica count JetStream does not allow,
+// and more than one on the embedded server, which is a single node.
+func (c Config) checkReplicas() error {
+	switch {
+	case c.Replicas < 1 || c.Replicas > render.MaxStreamReplicas:
+		return fmt.Errorf("replicas %d: must be between 1 and %d", c.Replicas, render.MaxStreamReplicas)
+	case c.Replicas > 1 && c.Embedded != nil:
+		return fmt.Errorf("replicas %d: the embedded NATS server is a single node, which holds one replica", c.Replicas)
+	}
+	return nil
+}

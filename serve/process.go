@@ -54,6 +54,9 @@ func New(cfg Config) (*Process, error) {
 	if err := cfg.Loop.Cluster.Check(); err != nil {
 		return nil, fmt.Errorf("render settings: %w", err)
 	}
+	if err := cfg.checkReplicas(); err != nil {
+		return nil, err
+	}
 	if err := p.loadIdentity(); err != nil {
 		return nil, err
 	}
@@ -194,13 +197,13 @@ func (p *Process) connect(ctx context.Context) (stop func(), err error) {
 
 func (p *Process) openStores(ctx context.Context) error {
 	var err error
-	if p.specs, err = specs.Open(ctx, p.conn, specs.Config{Bucket: p.cfg.SpecBucket, HubDomain: p.cfg.HubDomain}, kv.Ensure); err != nil {
+	if p.specs, err = specs.Open(ctx, p.conn, specs.Config{Bucket: p.cfg.SpecBucket, HubDomain: p.cfg.HubDomain, Replicas: p.cfg.Replicas}, kv.Ensure); err != nil {
 		return fmt.Errorf("open spec bucket: %w", err)
 	}
-	if p.statuses, err = status.Open(ctx, p.conn, status.Config{Bucket: p.cfg.StatusBucket}, kv.Ensure); err != nil {
+	if p.statuses, err = status.Open(ctx, p.conn, status.Config{Bucket: p.cfg.StatusBucket, Replicas: p.cfg.Replicas}, kv.Ensure); err != nil {
 		return fmt.Errorf("open status bucket: %w", err)
 	}
-	if p.leases, err = lease.Open(ctx, p.conn, lease.Config{}); err != nil {
+	if p.leases, err = lease.Open(ctx, p.conn, lease.Config{Replicas: p.cfg.Replicas}); err != nil {
 		return fmt.Errorf("open lease bucket: %w", err)
 	}
 	p.streams = streams.New(p.conn, 0)

@@ -7,7 +7,6 @@ import "github.com/tinyctl/tinyctl/api"
 // Defaults applied by Apply. They are documented in docs/component.md.
 const (
 	Namespace              = "default"
-	StreamReplicas         = 1
 	StreamStorage          = "file"
 	MaxAge                 = api.Duration("24h")
 	DuplicateWindow        = api.Duration("2m")
@@ -30,9 +29,9 @@ func Apply(c api.Component) api.Component {
 	}
 	s := &c.Spec
 	st := &s.Jobs.Stream
-	if st.Replicas == 0 {
-		st.Replicas = StreamReplicas
-	}
+	// st.Replicas stays 0 when unset: the stream then gets the replicas
+	// of the cluster it runs in (tinyctl serve --replicas), which a
+	// default written into the spec would hide.
 	if st.Storage == "" {
 		st.Storage = StreamStorage
 	}

@@ -97,7 +97,9 @@ func overlaps(subjects []string, earlier []int, i int, path *field.Path) field.E
 
 func validateStream(s api.StreamSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, between(path.Child("replicas"), int64(s.Replicas), MinStreamReplicas, MaxStreamReplicas)...)
+	if s.Replicas != 0 { // 0: the cluster's default
+		errs = append(errs, between(path.Child("replicas"), int64(s.Replicas), MinStreamReplicas, MaxStreamReplicas)...)
+	}
 	if s.Storage != "file" && s.Storage != "memory" {
 		errs = append(errs, field.NotSupported(path.Child("storage"), s.Storage, []string{"file", "memory"}))
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,9 +24,31 @@ type BucketConfigError struct {
 	Diffs  []bus.ConfigDiff
 }
 
-// Error names the bucket and every differing setting.
+// Error names the bucket and every differing setting, and says how to
+// settle each: change the bucket in place where JetStream allows it, or
+// configure tinyctl with what the bucket has.
 func (e *BucketConfigError) Error() string {
-	return fmt.Sprintf("bus: bucket %s exists with other settings: %s", e.Bucket, bus.JoinDiffs(e.Diffs))
+	fixes := make([]string, 0, len(e.Diffs))
+	for _, d := range e.Diffs {
+		if f := e.fix(d); !slices.Contains(fixes, f) {
+			fixes = append(fixes, f)
+		}
+	}
+	return fmt.Sprintf("bus: bucket %s exists with other settings: %s (%s; or configure tinyctl with the bucket's settings)",
+		e.Bucket, bus.JoinDiffs(e.Diffs), strings.Join(fixes, "; "))
+}
+
+// fix says how to give the bucket the wanted value of d.
+func (e *BucketConfigError) fix(d bus.ConfigDiff) string {
+	stream := "KV_" + e.Bucket
+	switch d.Field {
+	case "replicas":
+		return fmt.Sprintf("to change it in place, which keeps its keys: nats stream edit %s --replicas %s, on a JetStream cluster of at least %s servers", stream, d.Want, d.Want)
+	case "history":
+		return fmt.Sprintf("to change it in place: nats stream edit %s --max-msgs-per-subject %s", stream, d.Want)
+	default:
+		return fmt.Sprintf("%s cannot change in place: copy the keys out, delete the bucket and let tinyctl create it", d.Field)
+	}
 }
 
 // Is makes the error match ErrBucketConfig.

@@ -3,6 +3,7 @@ package specs_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,6 +124,13 @@ func TestOpenSpecStoreIsIdempotentAndReportsOtherSettings(t *testing.T) {
 	var cfgErr *kv.BucketConfigError
 	if !errors.As(err, &cfgErr) || len(cfgErr.Diffs) != 2 {
 		t.Fatalf("open with other settings: got %v, want a BucketConfigError with 2 diffs", err)
+	}
+	// The message says what to do about each setting.
+	for _, want := range []string{"history: want 5, have 16", "nats stream edit KV_tinyctl-components --max-msgs-per-subject 5",
+		"storage cannot change in place", "configure tinyctl with the bucket's settings"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
 	}
 	kv, err := c.JetStream().KeyValue(ctx, specs.DefaultBucket)
 	testenv.Must(t, err)

@@ -58,6 +58,7 @@ type installFlags struct {
 	brokerValues, collectorValues, ctrlValues string
 	skipCRDs, skipCollector                   bool
 	brokerAuth                                string
+	brokerReplicas                            int
 	namespaces                                []string
 	allNamespaces                             bool
 	repo, chart, version, release, releaseNS  string
@@ -116,6 +117,8 @@ func (f *installFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.ctrlValues, "controller-values", "", "YAML file of values for the controller chart")
 	fs.StringVar(&f.brokerAuth, "broker-auth", string(provision.AuthJWT),
 		"how NATS clients authenticate: jwt (an identity per party, minted by the controller), token (one shared token) or none")
+	fs.IntVar(&f.brokerReplicas, "broker-replicas", 0,
+		"run the broker as a JetStream cluster of 1, 3 or 5 servers, and keep that many copies of the controller's buckets and streams (default: the values files', else 1)")
 	fs.StringSliceVar(&f.namespaces, "namespaces", nil, "the only namespaces components may go to, comma-separated (default: the chart's, \"default\")")
 	fs.BoolVar(&f.allNamespaces, "all-namespaces", false, "let components go to every namespace but the cluster's own and the runtime's (a ClusterRole)")
 	fs.BoolVar(&f.skipCRDs, "skip-crds", false, "do not apply the CRDs the runtime needs")
@@ -185,7 +188,12 @@ func printBrokerAccess(ctx context.Context, w io.Writer, p *provision.Provisione
 // plan turns the flags into a provision.Plan, reading the values files.
 func (f *installFlags) plan() (provision.Plan, error) {
 	plan := provision.Plan{SkipCRDs: f.skipCRDs, SkipCollector: f.skipCollector, ControllerImage: f.image,
-		BrokerAuth: provision.BrokerAuth(f.brokerAuth)}
+		BrokerAuth: provision.BrokerAuth(f.brokerAuth), BrokerReplicas: f.brokerReplicas}
+	switch f.brokerReplicas {
+	case 0, 1, 3, 5:
+	default:
+		return plan, usageError{fmt.Errorf("--broker-replicas %d: want 1, 3 or 5 (an odd number of servers, at most JetStream's 5 replicas)", f.brokerReplicas)}
+	}
 	switch plan.BrokerAuth {
 	case provision.AuthJWT, provision.AuthToken, provision.AuthNone:
 	default:

@@ -73,6 +73,8 @@ func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
 	bind("deny-namespaces", "TINYCTL_DENY_NAMESPACES")
 	fs.BoolVar(&c.Loop.CreateNamespaces, "create-namespaces", false, "create a component's namespace when it does not exist")
 	bind("create-namespaces", "TINYCTL_CREATE_NAMESPACES")
+	fs.IntVar(&c.Replicas, "replicas", 1, "JetStream replicas of the buckets the controller creates and of component streams that set none (spec.jobs.stream.replicas); more than 1 needs a JetStream cluster of that many servers")
+	bind("replicas", "TINYCTL_REPLICAS")
 	fs.StringVar(&c.StatusBucket, "status-bucket", status.DefaultBucket, "JetStream KV bucket for status records")
 	bind("status-bucket", "TINYCTL_STATUS_BUCKET")
 	fs.StringArrayVar(&f.subjectPrefixes, "subject-prefixes", nil,

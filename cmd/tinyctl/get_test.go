@@ -13,7 +13,7 @@ import (
 // docs/component.md shows it (unwrapped).
 const documentedJSON = `{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"extractor","namespace":"workers"},` +
 	`"spec":{"image":"registry.example.com/acme/extractor:1.4.2","jobs":{"subjects":["workers.extract.>"],` +
-	`"stream":{"replicas":1,"storage":"file","maxAge":"24h","duplicateWindow":"2m"},` +
+	`"stream":{"storage":"file","maxAge":"24h","duplicateWindow":"2m"},` +
 	`"consumer":{"ackWait":"30s","maxDeliver":5,"maxAckPending":1000}},"replicas":1,"egress":"none",` +
 	`"deletion":{"stream":"Retain"}}}`
 

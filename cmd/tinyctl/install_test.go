@@ -95,6 +95,7 @@ func TestInstallUsageErrors(t *testing.T) {
 		{"repo without chart", []string{"install", "--repo", "https://example.com/charts"}, "--repo needs --chart"},
 		{"missing values file", []string{"install", "--broker-values", "/nonexistent.yaml"}, "values file:"},
 		{"unknown auth mode", []string{"install", "--broker-auth", "password"}, `--broker-auth "password": want jwt, token or none`},
+		{"even broker replicas", []string{"install", "--broker-replicas", "2"}, "--broker-replicas 2: want 1, 3 or 5"},
 		{"both namespace scopes", []string{"install", "--namespaces", "a", "--all-namespaces"}, "--namespaces and --all-namespaces exclude each other"},
 		{"argument", []string{"uninstall", "now"}, "Run 'tinyctl uninstall --help' for usage."},
 		{"hub credentials without a hub", []string{"install", "--hub-credentials-secret", "hub-creds"}, "--hub-credentials-secret needs --hub-url"},
