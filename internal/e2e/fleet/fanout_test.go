@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -17,44 +16,29 @@ import (
 	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
-	"github.com/tinyctl/tinyctl/reconcile"
-	"github.com/tinyctl/tinyctl/render"
-	"github.com/tinyctl/tinyctl/serve"
 )
 
 // leafController starts cluster name's NATS as a leaf of hub and its
-// controller, in this process, managing only namespace ns of kube, and
-// returns the leaf's NATS.
-func leafController(t *testing.T, hub *bus.Embedded, kube *testenv.Kube, name, ns string, labels map[string]string) *bus.Embedded {
+// controller, a `tinyctl serve` process managing only namespace ns of kube.
+func leafController(t *testing.T, hub *bus.Embedded, kube *testenv.Kube, name, ns, labels string) {
 	t.Helper()
 	leaf, err := bus.StartEmbedded(testenv.Ctx(t, 20*time.Second), bus.EmbeddedConfig{ServerName: name,
 		JetStreamDomain: name, Port: -1, StoreDir: t.TempDir(),
 		LeafRemotes: []bus.LeafRemote{{URLs: []string{hub.LeafnodeURL()}, LocalOnly: fleet.LocalOnly(fleet.Buckets{})}}})
 	testenv.Must(t, err)
 	t.Cleanup(func() { _ = leaf.Shutdown(context.Background()) })
-	ctrl, err := serve.New(serve.Config{
-		NATS: bus.Config{URLs: []string{leaf.ClientURL()}}, Kubeconfig: kube.Kubeconfig, HubDomain: "hub",
-		Loop:        reconcile.Config{Cluster: render.Cluster{Name: name}, ClusterLabels: labels, Namespaces: []string{ns}},
-		MetricsAddr: "-", HealthAddr: "-", Holder: name, LeaseTTL: 2 * time.Second, HeartbeatTTL: 5 * time.Second,
-	})
-	testenv.Must(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ctrl.Run(zerolog.Nop().WithContext(ctx)) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return leaf
+	testenv.Serve(t, binary, "--nats-url", leaf.ClientURL(), "--kubeconfig", kube.Kubeconfig, "--hub-domain", "hub",
+		"--cluster-name", name, "--cluster-labels", labels, "--namespaces", ns, "--lease-ttl", "2s", "--heartbeat-ttl", "5s")
 }
 
 // TestTwentyClustersEachGetTheirComponentsAndTheHubSeesAll fans 100
 // components out by label selector to 20 clusters, each with its own NATS
-// (a leaf of the hub) and controller; the controllers share one API server,
-// each managing its own namespace, since no component is placed on two.
+// (a leaf of the hub) and controller (a `tinyctl serve` process); the
+// controllers share one API server, each managing its own namespace, since
+// no component is placed on two.
 func TestTwentyClustersEachGetTheirComponentsAndTheHubSeesAll(t *testing.T) {
 	const clusters, components = 20, 100
-	ctx := testenv.Ctx(t, 4*time.Minute)
+	ctx := testenv.Ctx(t, 5*time.Minute)
 	hub := startHub(t)
 	hubConn := natstest.BusConnect(t, bus.Config{URLs: []string{hub.ClientURL()}}, nil)
 	hubClient, err := client.New(ctx, hubConn, client.Config{Create: true})
@@ -63,7 +47,7 @@ func TestTwentyClustersEachGetTheirComponentsAndTheHubSeesAll(t *testing.T) {
 	for i := range clusters {
 		name, ns := "edge-"+strconv.Itoa(i), "fan-"+strconv.Itoa(i)
 		createNamespace(t, cs, ns)
-		leafController(t, hub, kubes[1], name, ns, map[string]string{"site": strconv.Itoa(i)})
+		leafController(t, hub, kubes[1], name, ns, "site="+strconv.Itoa(i))
 		testenv.Must(t, hubClient.Join(ctx, name, ""))
 	}
 
