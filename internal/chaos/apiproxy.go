@@ -37,13 +37,14 @@ type FaultyAPI struct {
 	failed map[int]int
 }
 
-// StartFaultyAPI proxies to the API server cfg reaches, trusting its CA;
-// clients bring their own credentials. It stops when the test ends.
+// StartFaultyAPI proxies to the API server cfg reaches with cfg's
+// credentials (every client of the proxy acts as cfg's user; its user
+// agent is passed on). It stops when the test ends.
 func StartFaultyAPI(tb testing.TB, cfg *rest.Config, rate float64, seed uint64) *FaultyAPI {
 	tb.Helper()
 	target, err := url.Parse(cfg.Host)
 	testenv.Must(tb, err)
-	tr, err := rest.TransportFor(&rest.Config{Host: cfg.Host, TLSClientConfig: cfg.TLSClientConfig})
+	tr, err := rest.TransportFor(cfg) // adds cfg's token: clients do not send theirs over plain HTTP
 	testenv.Must(tb, err)
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.Transport = tr
@@ -113,13 +114,13 @@ func (f *FaultyAPI) Injected() (writes int, failed map[int]int) {
 }
 
 // Kubeconfig writes a kubeconfig that reaches the API server through the
-// proxy with cfg's bearer token, and returns its path.
-func (f *FaultyAPI) Kubeconfig(tb testing.TB, cfg *rest.Config) string {
+// proxy, and returns its path.
+func (f *FaultyAPI) Kubeconfig(tb testing.TB) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "kubeconfig")
 	kc := clientcmdapi.Config{
 		Clusters:       map[string]*clientcmdapi.Cluster{"faulty": {Server: f.srv.URL}},
-		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"admin": {Token: cfg.BearerToken}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"admin": {}},
 		Contexts:       map[string]*clientcmdapi.Context{"faulty": {Cluster: "faulty", AuthInfo: "admin"}},
 		CurrentContext: "faulty",
 	}

@@ -37,6 +37,7 @@ type Driver struct {
 	seq    int
 	ledger map[string]*entryLog
 	counts Counts
+	paused bool
 }
 
 // Counts are what a Driver has written.
@@ -125,6 +126,10 @@ func (d *Driver) PutAll(ctx context.Context) {
 // that holds a value) a delete.
 func (d *Driver) Step(ctx context.Context) {
 	d.mu.Lock()
+	if d.paused {
+		d.mu.Unlock()
+		return
+	}
 	name := d.names[d.rng.IntN(len(d.names))]
 	del := d.rng.IntN(4) == 0
 	l := d.ledger[d.Key(name)]
@@ -134,6 +139,13 @@ func (d *Driver) Step(ctx context.Context) {
 		return
 	}
 	d.Put(ctx, name)
+}
+
+// Pause makes Step do nothing until Pause(false).
+func (d *Driver) Pause(paused bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.paused = paused
 }
 
 // Run calls Step every interval until ctx ends.

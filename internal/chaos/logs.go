@@ -21,14 +21,21 @@ type appliedLine struct {
 // for every component, each Deployment write whose revision is lower than
 // an earlier one's (invariant I4), and how many writes it read. Deletes
 // are writes too: a re-creation after a delete must carry a later
-// revision than the delete marker's.
+// revision than the delete marker's. A recreated spec bucket (the
+// controller logs it) starts the count again.
 func AppliedBackwards(output string) (problems []string, writes int) {
 	last := map[string]uint64{}
 	sc := bufio.NewScanner(strings.NewReader(output))
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		var l appliedLine
-		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Message != "applied" || !strings.HasPrefix(l.Object, "Deployment/") {
+		if json.Unmarshal(sc.Bytes(), &l) != nil {
+			continue
+		}
+		if strings.HasPrefix(l.Message, "spec bucket was recreated") {
+			clear(last) // revisions start again in the new bucket
+		}
+		if l.Message != "applied" || !strings.HasPrefix(l.Object, "Deployment/") {
 			continue
 		}
 		writes++

@@ -117,7 +117,7 @@ func (r *rig) startServe() *serveProc {
 		natsURL = "nats://" + r.link.Addr()
 	}
 	if r.api != nil {
-		kubeconfig = r.api.Kubeconfig(r.t, kube.Config)
+		kubeconfig = r.api.Kubeconfig(r.t)
 	}
 	holder := fmt.Sprintf("chaos-%d", len(r.serves))
 	args := append([]string{"--nats-url", natsURL, "--kubeconfig", kubeconfig, "--holder", holder,
