@@ -14,8 +14,8 @@ import (
 
 var (
 	full     = flag.Bool("chaos.full", false, "run every scenario with many fault cycles (go tool task chaos)")
-	cycles   = flag.Int("chaos.cycles", 0, "fault cycles per scenario (0: 1, or 6 with -chaos.full)")
-	duration = flag.Duration("chaos.duration", 50*time.Minute, "with -chaos.full: stop starting new cycles once this much time has passed")
+	cycles   = flag.Int("chaos.cycles", 0, "fault cycles per scenario (0: 1 or 2; with -chaos.full, as many as -chaos.duration allows)")
+	duration = flag.Duration("chaos.duration", 50*time.Minute, "with -chaos.full: how long all scenarios together may run (each gets an equal share)")
 	report   = flag.String("chaos.report", "", "append each scenario's figures to this file as a JSON line")
 )
 
@@ -59,21 +59,32 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
+// scenarios is how many scenarios share -chaos.duration.
+const scenarios = 10
+
 // cycleCount is how many fault cycles a scenario runs: reduced in the
-// normal test run, more with -chaos.full.
+// normal test run; with -chaos.full, at least fullRun and then as many as
+// its share of -chaos.duration allows (see outOfTime); -chaos.cycles fixes
+// the number.
 func cycleCount(reduced, fullRun int) int {
 	switch {
 	case *cycles > 0:
 		return *cycles
 	case *full:
-		return fullRun
+		return max(fullRun, 1000)
 	}
 	return reduced
 }
 
-// outOfTime reports whether a full run has used its -chaos.duration, so
-// no new cycle should start.
-func outOfTime() bool { return *full && time.Since(started) > *duration }
+// outOfTime reports whether a full run should start no new cycle of a
+// scenario that began at begin: it has used its share of -chaos.duration,
+// or the whole run has used all of it.
+func outOfTime(begin time.Time) bool {
+	if !*full || *cycles > 0 {
+		return false
+	}
+	return time.Since(begin) > *duration/scenarios || time.Since(started) > *duration
+}
 
 // fullOnly skips a scenario outside the full set, saying how to run it.
 func fullOnly(t *testing.T) {

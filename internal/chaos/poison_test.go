@@ -24,6 +24,9 @@ func TestChaosPoisonSpecs(t *testing.T) {
 	rounds := cycleCount(2, 5)
 	var clean, poisoned []float64
 	for i := range rounds {
+		if i > 1 && outOfTime(r.begin) {
+			break
+		}
 		r.drv.PutAll(r.ctx)
 		clean = append(clean, r.waitConverged().Seconds())
 		r.poison(true)

@@ -63,6 +63,7 @@ type rig struct {
 	leader *serveProc
 	before map[string]chaos.StreamState
 	fig    figures
+	begin  time.Time
 }
 
 type serveProc struct {
@@ -76,7 +77,7 @@ func newRig(t *testing.T, scenario string, o rigOptions) *rig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	r := &rig{t: t, ctx: ctx, opts: o, ns: kube.RestrictedNamespace(t), fig: figures{Scenario: scenario}}
+	r := &rig{t: t, ctx: ctx, opts: o, ns: kube.RestrictedNamespace(t), fig: figures{Scenario: scenario}, begin: time.Now()}
 	r.cs = kube.Clientset(t)
 	r.dyn, _ = kube.Dynamic(t)
 	r.nats = chaos.StartNATS(t, natsServer, o.maxStore)
@@ -178,7 +179,7 @@ func (r *rig) waitConverged() time.Duration {
 func (r *rig) cycles(n int, fault func(r *rig, cycle int)) {
 	r.t.Helper()
 	for i := range n {
-		if i > 0 && outOfTime() {
+		if i > 0 && outOfTime(r.begin) {
 			r.t.Logf("out of -chaos.duration after %d cycles", i)
 			break
 		}
