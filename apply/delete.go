@@ -16,11 +16,13 @@ import (
 // background (dependents are garbage collected). A missing object is not
 // an error: the result says Absent. With Owned, the live object is read
 // first and one without the owner's label is left alone (Skipped,
-// ErrNotOwned): a delete never removes what tinyctl did not create.
+// ErrNotOwned): a delete never removes what tinyctl did not create. A
+// delete that could not be made says Failed, never Deleted.
 func (m *Manager) Delete(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string, opts ...Option) (Result, error) {
 	res := Result{Kind: gvk.Kind, Namespace: namespace, Name: name, Action: api.Deleted}
 	mapping, err := m.Resource(gvk)
 	if err != nil {
+		res.Action = api.Failed
 		return res, fmt.Errorf("%s delete failed: %w", res.Ref(), err)
 	}
 	cfg := optionsOf(opts)
@@ -32,6 +34,7 @@ func (m *Manager) Delete(ctx context.Context, gvk schema.GroupVersionKind, names
 			res.Action = api.Absent
 			return res, nil
 		case err != nil:
+			res.Action = api.Failed
 			return res, fmt.Errorf("%s delete failed: read live: %w", res.Ref(), err)
 		case !cfg.owns(live):
 			res.Action = api.Skipped
@@ -42,6 +45,7 @@ func (m *Manager) Delete(ctx context.Context, gvk schema.GroupVersionKind, names
 		del.Preconditions = &metav1.Preconditions{UID: &live.UID}
 	}
 	if err := expired(ctx); err != nil {
+		res.Action = api.Failed
 		return res, fmt.Errorf("%s delete failed: %w", res.Ref(), err)
 	}
 	err = m.client(mapping, namespace).Delete(ctx, name, del)

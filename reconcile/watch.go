@@ -78,6 +78,12 @@ func (c *Controller) handleEvent(ev Event) {
 	if !c.specs.observe(ev.Entry) {
 		return
 	}
+	// A new revision is new work: its retries start from the shortest
+	// delay. Counting the failures of every revision together let a key
+	// changed often during a short outage (each change reconciled, each
+	// failing) reach the 5-minute cap, so its last revision, often a
+	// delete, waited that long after the outage ended.
+	c.queue.Forget(ev.Key)
 	if !c.synced.Load() {
 		c.pending.add(ev.Key)
 		c.queue.Add(ev.Key)

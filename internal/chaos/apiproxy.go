@@ -1,0 +1,129 @@
+package chaos
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/tinyctl/tinyctl/internal/testenv"
+)
+
+// injected are the answers FaultyAPI gives instead of the API server's, in
+// turn: throttled, a server error, a conflict.
+var injected = []int{http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusConflict}
+
+// FaultyAPI is a plain-HTTP reverse proxy in front of a kube-apiserver
+// that answers a share of the writes (POST, PUT, PATCH, DELETE) itself
+// with 429, 500 or 409, without passing them on. Reads and watches always
+// pass.
+type FaultyAPI struct {
+	srv *httptest.Server
+
+	mu     sync.Mutex
+	rate   float64
+	rng    *rand.Rand
+	writes int
+	failed map[int]int
+}
+
+// StartFaultyAPI proxies to the API server cfg reaches with cfg's
+// credentials (every client of the proxy acts as cfg's user; its user
+// agent is passed on). It stops when the test ends.
+func StartFaultyAPI(tb testing.TB, cfg *rest.Config, rate float64, seed uint64) *FaultyAPI {
+	tb.Helper()
+	target, err := url.Parse(cfg.Host)
+	testenv.Must(tb, err)
+	tr, err := rest.TransportFor(cfg) // adds cfg's token: clients do not send theirs over plain HTTP
+	testenv.Must(tb, err)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = tr
+	rp.FlushInterval = -1 // watches stream
+	f := &FaultyAPI{rate: rate, rng: rand.New(rand.NewPCG(seed, seed+1)), failed: map[int]int{}}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if code := f.fault(r); code != 0 {
+			writeStatus(w, code)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	tb.Cleanup(f.srv.Close)
+	return f
+}
+
+// fault decides whether to fail r and with which code (0: pass it on).
+func (f *FaultyAPI) fault(r *http.Request) int {
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+	default:
+		return 0
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writes++
+	if f.rng.Float64() >= f.rate {
+		return 0
+	}
+	code := injected[f.rng.IntN(len(injected))]
+	f.failed[code]++
+	return code
+}
+
+// writeStatus answers with a metav1.Status, as the API server does, so
+// clients classify the error by its code and reason.
+func writeStatus(w http.ResponseWriter, code int) {
+	reason := map[int]metav1.StatusReason{
+		http.StatusTooManyRequests:     metav1.StatusReasonTooManyRequests,
+		http.StatusInternalServerError: metav1.StatusReasonInternalError,
+		http.StatusConflict:            metav1.StatusReasonConflict,
+	}[code]
+	st := metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
+		Code: int32(code), Reason: reason, Message: "injected by the chaos proxy"}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(st)
+}
+
+// SetRate changes the share of writes failed (0 to 1).
+func (f *FaultyAPI) SetRate(rate float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rate = rate
+}
+
+// Injected returns how many writes passed through and how many were
+// failed, by status code.
+func (f *FaultyAPI) Injected() (writes int, failed map[int]int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[int]int{}
+	for k, v := range f.failed {
+		out[k] = v
+	}
+	return f.writes, out
+}
+
+// Kubeconfig writes a kubeconfig that reaches the API server through the
+// proxy, and returns its path.
+func (f *FaultyAPI) Kubeconfig(tb testing.TB) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "kubeconfig")
+	kc := clientcmdapi.Config{
+		Clusters:       map[string]*clientcmdapi.Cluster{"faulty": {Server: f.srv.URL}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"admin": {}},
+		Contexts:       map[string]*clientcmdapi.Context{"faulty": {Cluster: "faulty", AuthInfo: "admin"}},
+		CurrentContext: "faulty",
+	}
+	testenv.Must(tb, clientcmd.WriteToFile(kc, path))
+	return path
+}

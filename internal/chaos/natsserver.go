@@ -1,0 +1,137 @@
+package chaos
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tinyctl/tinyctl/internal/testenv"
+)
+
+// BuildNATSServer builds the nats-server version go.mod pins into dir and
+// returns the binary's path. It runs `go build` in the module containing
+// the working directory.
+func BuildNATSServer(dir string) (string, error) {
+	path := filepath.Join(dir, "nats-server")
+	cmd := exec.Command("go", "build", "-o", path, "github.com/nats-io/nats-server/v2")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build nats-server: %w\n%s", err, out)
+	}
+	return path, nil
+}
+
+// NATSServer is a nats-server with JetStream run as a child process. Its
+// ports and store directory stay the same across Kill and Start, so
+// clients reconnect and JetStream state survives.
+type NATSServer struct {
+	bin, dir, addr, monitor string
+	maxStore                int64
+	cmd                     *exec.Cmd
+	exited                  chan struct{}
+	// Starts counts how many times the process was started.
+	Starts int
+}
+
+// StartNATS starts bin with JetStream on free loopback ports, its store
+// in a test temp dir limited to maxStore bytes (0: 1 TiB), waits until it
+// is healthy and kills it when the test ends. It fails the test when the
+// server does not come up within 30s.
+func StartNATS(tb testing.TB, bin string, maxStore int64) *NATSServer {
+	tb.Helper()
+	if maxStore == 0 {
+		maxStore = 1 << 40
+	}
+	s := &NATSServer{bin: bin, dir: tb.TempDir(), addr: testenv.FreeAddr(tb), monitor: testenv.FreeAddr(tb), maxStore: maxStore}
+	testenv.Must(tb, os.WriteFile(filepath.Join(s.dir, "nats.conf"), []byte(s.config()), 0o600))
+	s.Start(tb)
+	tb.Cleanup(func() { s.Kill(tb) })
+	return s
+}
+
+func (s *NATSServer) config() string {
+	host, port, _ := net.SplitHostPort(s.addr)
+	mhost, mport, _ := net.SplitHostPort(s.monitor)
+	return fmt.Sprintf(`server_name: chaos
+host: %s
+port: %s
+http: "%s:%s"
+jetstream {
+  store_dir: %q
+  max_file_store: %d
+  max_memory_store: 268435456
+}
+`, host, port, mhost, mport, filepath.Join(s.dir, "store"), s.maxStore)
+}
+
+// URL is the client URL.
+func (s *NATSServer) URL() string { return "nats://" + s.addr }
+
+// Addr is the client host:port.
+func (s *NATSServer) Addr() string { return s.addr }
+
+// Start runs the server (again) and waits until its JetStream is healthy.
+func (s *NATSServer) Start(tb testing.TB) {
+	tb.Helper()
+	s.cmd = exec.Command(s.bin, "-c", filepath.Join(s.dir, "nats.conf"))
+	log, err := os.OpenFile(filepath.Join(s.dir, "nats.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	testenv.Must(tb, err)
+	defer log.Close()
+	s.cmd.Stdout, s.cmd.Stderr = log, log
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	testenv.Must(tb, s.cmd.Start())
+	s.Starts++
+	exited := make(chan struct{})
+	s.exited = exited
+	go func() { _ = s.cmd.Wait(); close(exited) }()
+	testenv.Eventually(tb, 30*time.Second, s.healthy)
+}
+
+// healthy asks the monitoring port whether JetStream is up.
+func (s *NATSServer) healthy() error {
+	select {
+	case <-s.exited:
+		return fmt.Errorf("nats-server exited:\n%s", s.LogTail())
+	default:
+	}
+	code, body, err := testenv.HTTPGet(s.monitor, "/healthz")
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return fmt.Errorf("nats-server /healthz = %d %s", code, strings.TrimSpace(body))
+	}
+	return nil
+}
+
+// Kill SIGKILLs the server and waits until it is gone; a server that is
+// not running is left alone.
+func (s *NATSServer) Kill(tb testing.TB) {
+	tb.Helper()
+	if s.cmd == nil {
+		return
+	}
+	select {
+	case <-s.exited:
+	default:
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+	s.cmd = nil
+}
+
+// LogTail returns the last lines the server logged.
+func (s *NATSServer) LogTail() string {
+	b, _ := os.ReadFile(filepath.Join(s.dir, "nats.log"))
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
+	}
+	return strings.Join(lines, "\n")
+}
