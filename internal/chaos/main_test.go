@@ -86,10 +86,3 @@ func outOfTime(begin time.Time) bool {
 	return time.Since(begin) > *duration/scenarios || time.Since(started) > *duration
 }
 
-// fullOnly skips a scenario outside the full set, saying how to run it.
-func fullOnly(t *testing.T) {
-	t.Helper()
-	if !*full {
-		t.Skip("in the full chaos set only: go tool task chaos (or -chaos.full)")
-	}
-}

@@ -22,7 +22,6 @@ import (
 // TestChaosAPIServerRestarted restarts kube-apiserver and etcd while the
 // driver keeps writing specs.
 func TestChaosAPIServerRestarted(t *testing.T) {
-	fullOnly(t)
 	r := newRig(t, "kube-apiserver restarted", rigOptions{})
 	r.cycles(cycleCount(1, 4), func(r *rig, _ int) {
 		r.hold(time.Second)
@@ -163,7 +162,6 @@ func TestChaosScaledObjectCRDReinstalled(t *testing.T) {
 // stream of its own while the driver writes (spec puts, status writes and
 // lease renewals then fail), holds it full, and frees it.
 func TestChaosStoreFull(t *testing.T) {
-	fullOnly(t)
 	r := newRig(t, "JetStream store filled, then freed", rigOptions{maxStore: 64 << 20})
 	var filled []int
 	r.cycles(cycleCount(1, 4), func(r *rig, _ int) {
