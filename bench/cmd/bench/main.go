@@ -65,8 +65,12 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&b.burstPuts, "burst", 1000, "puts to one key in the coalescing burst")
 	fs.DurationVar(&b.interval, "interval", 100*time.Millisecond, "time between puts in the latency run")
 	fs.DurationVar(&b.latencyFor, "latency", 30*time.Second, "length of the latency run")
+	report := fs.String("report", "", "measure nothing: write the tables and chart of this results.json into -out")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *report != "" {
+		return rewrite(*report, b.out, os.Stdout)
 	}
 	counts, err := parseCounts(*ns)
 	if err != nil {

@@ -100,7 +100,7 @@ func (s steadyResult) markdown(w io.Writer) {
 	row("writes per no-op re-put", "%s (%d re-puts)", per(s.NoOp, s.NoOpPuts), s.NoOpPuts)
 	row(fmt.Sprintf("burst of %d puts to one key", s.BurstPuts), "%v reconciles; %s", s.BurstReconciles, per(s.Burst, 1))
 	row(fmt.Sprintf("put → Ready, one put every %s for %s", s.Interval, s.LatencyFor), "p50 %s, p99 %s, max %s (%d puts)",
-		ms(s.P50), ms(s.P99), ms(s.Max), len(s.Latencies))
+		ms(s.P50), ms(s.P99), ms(s.Max), s.Puts)
 	row("restart, nothing changed: start → ready", "%s; writes %s", ms(s.RestartReady), per(s.RestartWrites, 1))
 	row("restart → a new put Ready", "%s", ms(s.RestartToNewPut))
 }
@@ -122,4 +122,18 @@ func ms(d time.Duration) string {
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	}
 	return fmt.Sprintf("%d ms", d.Milliseconds())
+}
+
+// rewrite renders results.md and cold.svg again from a results.json, for
+// a chart or table changed after the run.
+func rewrite(path, dir string, w io.Writer) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var r results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return r.write(dir, w)
 }

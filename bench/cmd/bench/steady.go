@@ -34,6 +34,7 @@ type steadyResult struct {
 	Interval   time.Duration   `json:"interval"`
 	LatencyFor time.Duration   `json:"latencyFor"`
 	Latencies  []time.Duration `json:"-"`
+	Puts       int             `json:"puts"`
 	P50        time.Duration   `json:"p50"`
 	P99        time.Duration   `json:"p99"`
 	Max        time.Duration   `json:"max,omitempty"`
@@ -227,6 +228,7 @@ func (b *bench) latency(ctx context.Context, e *env, p *serveProc, t *tracker, n
 		r.Latencies = append(r.Latencies, at.Sub(s.at))
 	}
 	slices.Sort(r.Latencies)
+	r.Puts = len(r.Latencies)
 	r.Interval, r.LatencyFor = b.interval, b.latencyFor
 	r.P50, r.P99, r.Max = quantile(r.Latencies, 0.50), quantile(r.Latencies, 0.99), r.Latencies[len(r.Latencies)-1]
 	return quiet(ctx, p)
