@@ -29,14 +29,17 @@ func (b *bench) runFloor(ctx context.Context, n, round int) (coldResult, error) 
 	defer e.close(ctx)
 	b.logf("floor: %d components, %d writers", n, b.workers)
 	d, err := e.floor(ctx, n, b.workers)
-	return coldResult{N: n, Round: round, Variant: "floor", Time: d}, err
+	if err != nil {
+		return coldResult{}, err
+	}
+	return coldResult{N: n, Round: round, Variant: "floor", Time: d}, e.verify(ctx, n)
 }
 
 // runCold measures serve's cold convergence for n components on a fresh
 // env, serve started with extra flags. When then is not nil it runs on the
 // converged env and process before they are torn down.
 func (b *bench) runCold(ctx context.Context, n, round int, extra []string,
-	then func(*env, *serveProc, *tracker) error) (coldResult, error) {
+	then func(*env, *proc, *tracker) error) (coldResult, error) {
 	r := coldResult{N: n, Round: round, Variant: variantName(extra)}
 	e, err := newEnv(ctx, b.log)
 	if err != nil {
@@ -69,6 +72,9 @@ func (b *bench) runCold(ctx context.Context, n, round int, extra []string,
 	}
 	r.CPU, r.PeakRSS = u.CPU, u.PeakRSS
 	b.logf("%s: %d components converged in %s", r.Variant, n, r.Time.Round(time.Millisecond))
+	if err := e.verify(ctx, n); err != nil {
+		return r, err
+	}
 	if then != nil {
 		return r, then(e, p, t)
 	}

@@ -28,6 +28,7 @@ import (
 // bench is one run's settings and the tinyctl binary it measures.
 type bench struct {
 	bin, out   string
+	crBin      string // the controller-runtime baseline; "" when not measured
 	log        io.Writer
 	workers    int
 	timeout    time.Duration
@@ -65,6 +66,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&b.burstPuts, "burst", 1000, "puts to one key in the coalescing burst")
 	fs.DurationVar(&b.interval, "interval", 100*time.Millisecond, "time between puts in the latency run")
 	fs.DurationVar(&b.latencyFor, "latency", 30*time.Second, "length of the latency run")
+	baseline := fs.Bool("baseline", true, "measure the controller-runtime baseline (cmd/crbaseline) too, at every count up to -compare-max")
 	report := fs.String("report", "", "measure nothing: write the tables and chart of this results.json into -out")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -92,8 +94,13 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if b.bin, err = buildTinyctl(ctx, *repo, tmp); err != nil {
+	if b.bin, err = build(ctx, *repo, "./cmd/tinyctl", tmp); err != nil {
 		return err
+	}
+	if *baseline {
+		if b.crBin, err = build(ctx, filepath.Join(*repo, "bench"), "./cmd/crbaseline", tmp); err != nil {
+			return err
+		}
 	}
 	var compare []string
 	if *limited != "" {
@@ -102,11 +109,11 @@ func run(ctx context.Context, args []string) error {
 	res := results{Machine: machine(), Workers: b.workers, Started: time.Now()}
 	for round := 1; round <= *rounds; round++ {
 		for _, n := range counts {
-			cmp := compare
+			cmp, cr := compare, b.crBin != ""
 			if n > *compareMax {
-				cmp = nil
+				cmp, cr = nil, false
 			}
-			if err := b.measure(ctx, n, round, *steadyN == n && round == 1, cmp, &res); err != nil {
+			if err := b.measure(ctx, n, round, *steadyN == n && round == 1, cmp, cr, &res); err != nil {
 				return err
 			}
 		}
@@ -115,16 +122,17 @@ func run(ctx context.Context, args []string) error {
 }
 
 // measure runs the floor, serve with its defaults (then the steady-state
-// measurements, when asked) and serve with the comparison flags, for n.
-func (b *bench) measure(ctx context.Context, n, round int, steady bool, compare []string, res *results) error {
+// measurements, when asked), serve with the comparison flags and the
+// controller-runtime baseline, for n.
+func (b *bench) measure(ctx context.Context, n, round int, steady bool, compare []string, baseline bool, res *results) error {
 	r, err := b.runFloor(ctx, n, round)
 	if err != nil {
 		return err
 	}
 	res.Cold = append(res.Cold, r)
-	var then func(*env, *serveProc, *tracker) error
+	var then func(*env, *proc, *tracker) error
 	if steady {
-		then = func(e *env, p *serveProc, t *tracker) error {
+		then = func(e *env, p *proc, t *tracker) error {
 			s, err := b.steady(ctx, e, p, t, n)
 			res.Steady = append(res.Steady, s)
 			return err
@@ -134,12 +142,19 @@ func (b *bench) measure(ctx context.Context, n, round int, steady bool, compare 
 		return err
 	}
 	res.Cold = append(res.Cold, r)
-	if compare == nil {
-		return nil
+	if compare != nil {
+		if r, err = b.runCold(ctx, n, round, compare, nil); err != nil {
+			return err
+		}
+		res.Cold = append(res.Cold, r)
 	}
-	r, err = b.runCold(ctx, n, round, compare, nil)
-	res.Cold = append(res.Cold, r)
-	return err
+	if baseline {
+		if r, err = b.runBaseline(ctx, n, round); err != nil {
+			return err
+		}
+		res.Cold = append(res.Cold, r)
+	}
+	return nil
 }
 
 func parseCounts(s string) ([]int, error) {

@@ -58,4 +58,4 @@ func readUsage(pid int) (usage, error) {
 }
 
 // usage reads the serve process's usage.
-func (p *serveProc) usage() (usage, error) { return readUsage(p.cmd.Process.Pid) }
+func (p *proc) usage() (usage, error) { return readUsage(p.cmd.Process.Pid) }

@@ -70,8 +70,8 @@ func (r results) write(dir string, w io.Writer) error {
 // markdown writes the cold table (each serve row with its ratio to the
 // floor of the same round) and the steady-state table.
 func (r results) markdown(w io.Writer) {
-	fmt.Fprintf(w, "Machine: %s. Floor and serve: %d writers / workers.\n\n", r.Machine, r.Workers)
-	fmt.Fprintln(w, "| N | round | run | time | ms per component | × floor | serve CPU | serve peak RSS |")
+	fmt.Fprintf(w, "Machine: %s. Floor, serve and the baseline: %d writers / workers.\n\n", r.Machine, r.Workers)
+	fmt.Fprintln(w, "| N | round | run | time | ms per component | × floor | controller CPU | controller peak RSS |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, c := range r.Cold {
 		ratio, cpu, rss := "", "", ""

@@ -17,22 +17,23 @@ import (
 	"time"
 )
 
-// buildTinyctl builds cmd/tinyctl of the tree at repo into dir, as
-// `go tool task build` does (static, trimmed), and returns its path.
-func buildTinyctl(ctx context.Context, repo, dir string) (string, error) {
-	bin := filepath.Join(dir, "tinyctl")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/tinyctl")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = repo, os.Stderr, os.Stderr
+// build builds package pkg of the module at dir into out, as `go tool task
+// build` does (static, trimmed), and returns the binary's path.
+func build(ctx context.Context, dir, pkg, out string) (string, error) {
+	bin := filepath.Join(out, filepath.Base(pkg))
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, pkg)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stderr, os.Stderr
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("build tinyctl: %w", err)
+		return "", fmt.Errorf("build %s: %w", pkg, err)
 	}
 	return bin, nil
 }
 
-// serveProc is one `tinyctl serve` process with its defaults, on loopback
-// ports of its own, logging JSON to a file.
-type serveProc struct {
+// proc is one child process under measurement (`tinyctl serve` or the
+// controller-runtime baseline), logging to a file; metrics and health are
+// serve's loopback addresses.
+type proc struct {
 	cmd             *exec.Cmd
 	started         time.Time
 	metrics, health string
@@ -43,25 +44,34 @@ type serveProc struct {
 
 // startServe starts `bin serve` against e with extra flags; the clock of
 // every "from process start" figure starts here.
-func startServe(bin string, e *env, logPath string, extra ...string) (*serveProc, error) {
+func startServe(bin string, e *env, logPath string, extra ...string) (*proc, error) {
 	addrs, err := freeAddrs(2)
-	if err != nil {
-		return nil, err
-	}
-	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	args := append([]string{"serve", "--kubeconfig", e.cp.Kubeconfig, "--nats-url", e.nats.ClientURL(),
 		"--metrics-addr", addrs[0], "--health-addr", addrs[1], "--log-format", "json"}, extra...)
-	p := &serveProc{cmd: exec.Command(bin, args...), metrics: addrs[0], health: addrs[1],
-		exited: make(chan struct{}), logFile: log}
+	p, err := startProc(logPath, bin, args...)
+	if err != nil {
+		return nil, err
+	}
+	p.metrics, p.health = addrs[0], addrs[1]
+	return p, nil
+}
+
+// startProc starts bin with args, its output to logPath.
+func startProc(logPath, bin string, args ...string) (*proc, error) {
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	p := &proc{cmd: exec.Command(bin, args...), exited: make(chan struct{}), logFile: log}
 	p.cmd.Stdout, p.cmd.Stderr = log, log
 	p.cmd.Env = cleanEnv()
 	p.started = time.Now()
 	if err := p.cmd.Start(); err != nil {
 		log.Close()
-		return nil, fmt.Errorf("start serve: %w", err)
+		return nil, fmt.Errorf("start %s: %w", filepath.Base(bin), err)
 	}
 	go func() {
 		p.err = p.cmd.Wait()
@@ -84,14 +94,14 @@ func cleanEnv() []string {
 }
 
 // stop sends SIGTERM and waits for the exit (SIGKILL after a minute).
-func (p *serveProc) stop() error {
+func (p *proc) stop() error {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.exited:
 	case <-time.After(time.Minute):
 		_ = p.cmd.Process.Kill()
 		<-p.exited
-		return errors.New("serve did not stop within a minute of SIGTERM")
+		return fmt.Errorf("%s did not stop within a minute of SIGTERM", filepath.Base(p.cmd.Path))
 	}
 	var ee *exec.ExitError
 	if errors.As(p.err, &ee) && !ee.Exited() {
@@ -101,17 +111,17 @@ func (p *serveProc) stop() error {
 }
 
 // alive returns an error once the process has exited.
-func (p *serveProc) alive() error {
+func (p *proc) alive() error {
 	select {
 	case <-p.exited:
-		return fmt.Errorf("serve exited: %v (log: %s)", p.err, p.logFile.Name())
+		return fmt.Errorf("%s exited: %v (log: %s)", filepath.Base(p.cmd.Path), p.err, p.logFile.Name())
 	default:
 		return nil
 	}
 }
 
 // ready reports whether /readyz answers 200.
-func (p *serveProc) ready() bool {
+func (p *proc) ready() bool {
 	resp, err := httpClient.Get("http://" + p.health + "/readyz")
 	if err != nil {
 		return false
@@ -125,7 +135,7 @@ var httpClient = &http.Client{Timeout: 5 * time.Second}
 
 // metric sums every series of the named metric on /metrics whose labels
 // contain all of labels (e.g. `result="success"`).
-func (p *serveProc) metric(name string, labels ...string) (float64, error) {
+func (p *proc) metric(name string, labels ...string) (float64, error) {
 	resp, err := httpClient.Get("http://" + p.metrics + "/metrics")
 	if err != nil {
 		return 0, err
@@ -162,7 +172,7 @@ func hasAll(s string, subs []string) bool {
 }
 
 // reconciles is how many reconciles the process has finished, any result.
-func (p *serveProc) reconciles() (float64, error) {
+func (p *proc) reconciles() (float64, error) {
 	return p.metric("tinyctl_reconcile_duration_seconds_count")
 }
 

@@ -49,7 +49,7 @@ type steadyResult struct {
 
 // steady runs every steady-state measurement on a converged env, in an
 // order where each leaves the next a quiet controller.
-func (b *bench) steady(ctx context.Context, e *env, p *serveProc, t *tracker, n int) (r steadyResult, err error) {
+func (b *bench) steady(ctx context.Context, e *env, p *proc, t *tracker, n int) (r steadyResult, err error) {
 	r.N = n
 	js, err := e.countJetStreamWrites()
 	if err != nil {
@@ -75,7 +75,7 @@ func (b *bench) steady(ctx context.Context, e *env, p *serveProc, t *tracker, n 
 
 // quiet waits until serve's queue is empty and it has finished no
 // reconcile for half a second.
-func quiet(ctx context.Context, p *serveProc) error {
+func quiet(ctx context.Context, p *proc) error {
 	last, since := -1.0, time.Now()
 	return poll(ctx, 5*time.Minute, func() error {
 		if err := p.alive(); err != nil {
@@ -101,7 +101,7 @@ func quiet(ctx context.Context, p *serveProc) error {
 
 // idle measures CPU and RSS over b.idleFor with nothing to do. The window
 // is a measurement, not a wait for a condition.
-func (b *bench) idle(p *serveProc, r *steadyResult) error {
+func (b *bench) idle(p *proc, r *steadyResult) error {
 	b.logf("idle: %s", b.idleFor)
 	u0, err := p.usage()
 	if err != nil {
@@ -127,7 +127,7 @@ func (b *bench) idle(p *serveProc, r *steadyResult) error {
 
 // noOp re-puts the unchanged spec of ten components, one at a time, and
 // counts the writes each caused once its reconcile has finished.
-func (b *bench) noOp(ctx context.Context, e *env, p *serveProc, js *jsWrites, r *steadyResult) error {
+func (b *bench) noOp(ctx context.Context, e *env, p *proc, js *jsWrites, r *steadyResult) error {
 	const puts = 10
 	b.logf("no-op re-puts: %d", puts)
 	m, err := e.mark(ctx, js)
@@ -161,7 +161,7 @@ func (b *bench) noOp(ctx context.Context, e *env, p *serveProc, js *jsWrites, r 
 
 // burst puts b.burstPuts changed specs to one key, then waits until the
 // last is Ready, and counts reconciles and writes.
-func (b *bench) burst(ctx context.Context, e *env, p *serveProc, t *tracker, js *jsWrites, r *steadyResult) error {
+func (b *bench) burst(ctx context.Context, e *env, p *proc, t *tracker, js *jsWrites, r *steadyResult) error {
 	b.logf("burst: %d puts to one key", b.burstPuts)
 	m, err := e.mark(ctx, js)
 	if err != nil {
@@ -195,7 +195,7 @@ func (b *bench) burst(ctx context.Context, e *env, p *serveProc, t *tracker, js 
 
 // latency puts one changed spec every b.interval for b.latencyFor, each to
 // the next component, and measures put → status Ready at that revision.
-func (b *bench) latency(ctx context.Context, e *env, p *serveProc, t *tracker, n int, r *steadyResult) error {
+func (b *bench) latency(ctx context.Context, e *env, p *proc, t *tracker, n int, r *steadyResult) error {
 	b.logf("latency: one put every %s for %s", b.interval, b.latencyFor)
 	type sent struct {
 		key string
@@ -243,7 +243,7 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 // restarts stops p and starts serve twice: once to count what a restart
 // with nothing changed writes until ready, once with a changed spec put
 // right after the process starts, timed until that put is Ready.
-func (b *bench) restarts(ctx context.Context, e *env, p *serveProc, t *tracker, js *jsWrites, n int, r *steadyResult) error {
+func (b *bench) restarts(ctx context.Context, e *env, p *proc, t *tracker, js *jsWrites, n int, r *steadyResult) error {
 	b.logf("restart with nothing changed")
 	if err := p.stop(); err != nil {
 		return err
