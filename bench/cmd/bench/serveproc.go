@@ -120,15 +120,16 @@ func (p *proc) alive() error {
 	}
 }
 
-// ready reports whether /readyz answers 200.
+// ready reports whether /readyz answers 200 as the leader: a standby is
+// ready as soon as it is connected to NATS, before it reconciles anything.
 func (p *proc) ready() bool {
 	resp, err := httpClient.Get("http://" + p.health + "/readyz")
 	if err != nil {
 		return false
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode == http.StatusOK
+	body, err := io.ReadAll(resp.Body)
+	return err == nil && resp.StatusCode == http.StatusOK && strings.Contains(string(body), "ready (leader)")
 }
 
 var httpClient = &http.Client{Timeout: 5 * time.Second}
