@@ -35,6 +35,13 @@ type Config struct {
 	Kubeconfig string
 	// KubeContext selects a kubeconfig context; empty means current.
 	KubeContext string
+	// KubeQPS and KubeBurst are the client-side limit on Kubernetes API
+	// requests: a token bucket of KubeBurst refilled KubeQPS times a
+	// second. A KubeQPS of zero or less leaves the client unlimited, so
+	// the API server's Priority and Fairness alone decides (the default,
+	// DefaultKubeQPS); a KubeBurst of zero is twice KubeQPS.
+	KubeQPS   float32
+	KubeBurst int
 	// SpecBucket and StatusBucket name the buckets (defaults
 	// tinyctl-components and tinyctl-status).
 	SpecBucket, StatusBucket string

@@ -62,7 +62,7 @@ func New(cfg Config) (*Process, error) {
 	}
 	p.metrics = newMetrics(p.loopView, p.latestRevision)
 	var err error
-	if p.kube, err = kubeConfig(cfg.Kubeconfig, cfg.KubeContext, cfg.Holder); err != nil {
+	if p.kube, err = kubeConfig(cfg); err != nil {
 		return nil, err
 	}
 	if p.listeners, err = listen(cfg.MetricsAddr, cfg.HealthAddr); err != nil {

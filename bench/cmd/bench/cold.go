@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// coldResult is one cold convergence: n components published before the
+// controller starts, timed from process start until the driver has seen
+// every one Ready; or the floor's time for the same writes.
+type coldResult struct {
+	N       int           `json:"n"`
+	Round   int           `json:"round"`
+	Variant string        `json:"variant"` // "floor", "serve", or "serve " + the extra flags
+	Time    time.Duration `json:"time"`
+	// Usage of the serve process at convergence (zero for the floor).
+	CPU     time.Duration `json:"cpu,omitempty"`
+	PeakRSS int64         `json:"peakRSS,omitempty"`
+}
+
+// runFloor measures the floor for n components on a fresh env.
+func (b *bench) runFloor(ctx context.Context, n, round int) (coldResult, error) {
+	e, err := newEnv(ctx, b.log)
+	if err != nil {
+		return coldResult{}, err
+	}
+	defer e.close(ctx)
+	b.logf("floor: %d components, %d writers", n, b.workers)
+	d, err := e.floor(ctx, n, b.workers)
+	if err != nil {
+		return coldResult{}, err
+	}
+	return coldResult{N: n, Round: round, Variant: "floor", Time: d}, e.verify(ctx, n)
+}
+
+// runCold measures serve's cold convergence for n components on a fresh
+// env, serve started with extra flags. When then is not nil it runs on the
+// converged env and process before they are torn down.
+func (b *bench) runCold(ctx context.Context, n, round int, extra []string,
+	then func(*env, *proc, *tracker) error) (coldResult, error) {
+	r := coldResult{N: n, Round: round, Variant: variantName(extra)}
+	e, err := newEnv(ctx, b.log)
+	if err != nil {
+		return r, err
+	}
+	defer e.close(ctx)
+	want, err := e.publishAll(ctx, n)
+	if err != nil {
+		return r, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t, err := e.track(ctx)
+	if err != nil {
+		return r, err
+	}
+	b.logf("%s: %d components published; starting serve", r.Variant, n)
+	p, err := startServe(b.bin, e, filepath.Join(b.out, fmt.Sprintf("serve-%d-%s-r%d.log", n, slug(r.Variant), round)), extra...)
+	if err != nil {
+		return r, err
+	}
+	defer func() { _ = p.stop() }()
+	if err := t.waitAllReady(ctx, want, b.timeout, p.alive); err != nil {
+		return r, fmt.Errorf("%s, %d components: %w", r.Variant, n, err)
+	}
+	r.Time = time.Since(p.started)
+	u, err := p.usage()
+	if err != nil {
+		return r, err
+	}
+	r.CPU, r.PeakRSS = u.CPU, u.PeakRSS
+	b.logf("%s: %d components converged in %s", r.Variant, n, r.Time.Round(time.Millisecond))
+	if err := e.verify(ctx, n); err != nil {
+		return r, err
+	}
+	if then != nil {
+		return r, then(e, p, t)
+	}
+	return r, nil
+}
+
+func variantName(extra []string) string {
+	if len(extra) == 0 {
+		return "serve"
+	}
+	name := "serve"
+	for _, a := range extra {
+		name += " " + a
+	}
+	return name
+}
+
+// slug makes a variant name usable in a file name.
+func slug(s string) string {
+	out := []byte(s)
+	for i, c := range out {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			out[i] = '_'
+		}
+	}
+	return string(out)
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/status"
+)
+
+// readySeen is when the driver saw a component's status Ready at a
+// revision.
+type readySeen struct {
+	rev uint64
+	at  time.Time
+}
+
+// tracker follows the status bucket: for every component, each revision
+// it was reported Ready at and when the driver saw it. A status record is
+// the last write of a reconcile, so Ready at revision r means every child
+// of r has been applied.
+type tracker struct {
+	mu    sync.Mutex
+	ready map[string][]readySeen
+	w     *kv.Watcher
+}
+
+// track starts following e's status bucket; stop it with ctx.
+func (e *env) track(ctx context.Context) (*tracker, error) {
+	w, err := e.statuses.Watch(ctx, kv.WatchOptions{})
+	if err != nil {
+		return nil, err
+	}
+	t := &tracker{ready: map[string][]readySeen{}, w: w}
+	go t.run()
+	return t, nil
+}
+
+func (t *tracker) run() {
+	for ev := range t.w.Events() {
+		if ev.InitialDone || ev.Op != kv.OpPut {
+			continue
+		}
+		st, err := status.Decode(ev.Entry)
+		if err != nil || !st.IsTrue(api.ConditionReady) {
+			continue
+		}
+		now := time.Now()
+		t.mu.Lock()
+		t.ready[st.Component] = append(t.ready[st.Component], readySeen{st.ObservedRevision, now})
+		t.mu.Unlock()
+	}
+}
+
+// readyAt returns when key was first seen Ready at revision rev or later.
+func (t *tracker) readyAt(key string, rev uint64) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.ready[key] {
+		if s.rev >= rev {
+			return s.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// readyCount counts the keys of want seen Ready at their revision or later.
+func (t *tracker) readyCount(want map[string]uint64) int {
+	n := 0
+	for k, rev := range want {
+		if _, ok := t.readyAt(k, rev); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// waitAllReady polls until every key of want is Ready at its revision, the
+// check fails, or the deadline passes.
+func (t *tracker) waitAllReady(ctx context.Context, want map[string]uint64, within time.Duration, alive func() error) error {
+	return poll(ctx, within, func() error {
+		if err := alive(); err != nil {
+			return permanent{err}
+		}
+		if n := t.readyCount(want); n < len(want) {
+			return fmt.Errorf("%d of %d components ready", n, len(want))
+		}
+		return nil
+	})
+}
+
+// permanent stops poll at once.
+type permanent struct{ error }
+
+// poll calls check every 20 ms until it returns nil, returns a permanent
+// error, ctx ends or within passes; the error then says what check said
+// last.
+func poll(ctx context.Context, within time.Duration, check func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := check()
+		if err == nil {
+			return nil
+		}
+		if p, ok := err.(permanent); ok {
+			return p.error
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %v", ctx.Err(), err)
+		case <-tick.C:
+		}
+	}
+}
