@@ -90,19 +90,19 @@ func (c *Controller) Run(ctx context.Context) error {
 	ctx = log.WithContext(ctx)
 	defer c.queue.ShutDown()
 	if err := c.loadStatuses(ctx); err != nil {
-		return err
+		return startErr(ctx, err)
 	}
 	if err := c.children.startAvailable(ctx); err != nil {
-		return err
+		return startErr(ctx, err)
 	}
 	created, err := c.deps.Specs.Incarnation(ctx)
 	if err != nil {
-		return fmt.Errorf("read spec bucket: %w", err)
+		return startErr(ctx, fmt.Errorf("read spec bucket: %w", err))
 	}
 	c.incarnation.Store(&created)
 	w, err := c.openWatch(ctx)
 	if err != nil {
-		return err
+		return startErr(ctx, err)
 	}
 
 	// In-flight reconciles outlive ctx by up to ShutdownGrace.
@@ -151,3 +151,13 @@ func (c *Controller) Keys() []string {
 }
 
 func (c *Controller) enqueue(key string) { c.queue.Add(key) }
+
+// startErr is err from a step of starting, or nil when ctx ended meanwhile:
+// a controller stopped while it starts (SIGTERM while its informers sync)
+// stops cleanly, like one stopped later.
+func startErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

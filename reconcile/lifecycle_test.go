@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api/defaults"
+	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/bus/streams"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -133,5 +135,21 @@ func imageIs(image string) func(*unstructured.Unstructured) error {
 			return fmt.Errorf("image %v, want %s", got, image)
 		}
 		return nil
+	}
+}
+
+// TestAControllerStoppedWhileStartingStopsCleanly: Run with a context
+// that ends before its informers and watch are up returns nil, as a
+// SIGTERM during start should, not "cache did not sync".
+func TestAControllerStoppedWhileStartingStopsCleanly(t *testing.T) {
+	e := newEnv(t, reconcile.Config{})
+	a, err := apply.New(kube.Config, render.AnnotationContentHash)
+	testenv.Must(t, err)
+	deps, err := reconcile.Wire(e.specs, e.statuses, streams.New(e.conn, 0), a, kube.Config, nil)
+	testenv.Must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := reconcile.New(e.cfg, deps).Run(ctx); err != nil {
+		t.Fatalf("Run stopped before it started: %v, want nil", err)
 	}
 }
