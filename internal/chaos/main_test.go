@@ -85,4 +85,3 @@ func outOfTime(begin time.Time) bool {
 	}
 	return time.Since(begin) > *duration/scenarios || time.Since(started) > *duration
 }
-
