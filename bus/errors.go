@@ -102,6 +102,9 @@ func isTransientCause(err error) bool {
 		nats.ErrConnectionReconnecting, nats.ErrDisconnected, nats.ErrReconnectBufExceeded,
 		nats.ErrNoServers, jetstream.ErrNoHeartbeat, jetstream.ErrJetStreamNotEnabled,
 		jetstream.ErrJetStreamNotEnabledForAccount,
+		// A stream with no leader yet (a JetStream cluster electing one
+		// after a node died) does not answer a publish.
+		jetstream.ErrNoStreamResponse,
 	} {
 		if errors.Is(err, target) {
 			return true

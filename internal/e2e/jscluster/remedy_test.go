@@ -24,8 +24,11 @@ func TestABucketWithOneReplicaIsRefusedUntilEditedInPlace(t *testing.T) {
 	ctx := testenv.Ctx(t, time.Minute)
 	one, err := kv.Open(ctx, conn, kv.Config{Bucket: "upgraded"}, kv.Ensure)
 	testenv.Must(t, err)
-	rev, err := one.Put(ctx, "kept", []byte("v1"))
-	testenv.Must(t, err)
+	var rev uint64
+	testenv.Eventually(t, 20*time.Second, func() (err error) { // a new stream may still elect its leader
+		rev, err = one.Put(ctx, "kept", []byte("v1"))
+		return err
+	})
 
 	_, err = kv.Open(ctx, conn, kv.Config{Bucket: "upgraded", Replicas: 3}, kv.Ensure)
 	var cfgErr *kv.BucketConfigError
