@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tinyctl/tinyctl/internal/chaos"
 	"github.com/tinyctl/tinyctl/internal/localkube"
+	"github.com/tinyctl/tinyctl/internal/natscluster"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
@@ -45,7 +45,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	if natsServer, err = chaos.BuildNATSServer(dir); err != nil {
+	if natsServer, err = natscluster.Build(dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -15,18 +15,6 @@ import (
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
-// BuildNATSServer builds the nats-server version go.mod pins into dir and
-// returns the binary's path. It runs `go build` in the module containing
-// the working directory.
-func BuildNATSServer(dir string) (string, error) {
-	path := filepath.Join(dir, "nats-server")
-	cmd := exec.Command("go", "build", "-o", path, "github.com/nats-io/nats-server/v2")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build nats-server: %w\n%s", err, out)
-	}
-	return path, nil
-}
-
 // NATSServer is a nats-server with JetStream run as a child process. Its
 // ports and store directory stay the same across Kill and Start, so
 // clients reconnect and JetStream state survives.

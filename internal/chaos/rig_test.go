@@ -142,7 +142,7 @@ func (r *rig) publishJobs(n int) {
 func (r *rig) streams() map[string]chaos.StreamState {
 	r.t.Helper()
 	var out map[string]chaos.StreamState
-	poll(r.t, 30*time.Second, func() (err error) {
+	testenv.EventuallyEvery(r.t, 30*time.Second, pollEvery, func() (err error) {
 		out, err = chaos.Streams(testenv.Ctx(r.t, 5*time.Second), r.conn.JetStream(), "tinyctl_"+r.ns+"_")
 		return err
 	})
@@ -169,7 +169,7 @@ func (r *rig) converged() error {
 func (r *rig) waitConverged() time.Duration {
 	r.t.Helper()
 	start := time.Now()
-	poll(r.t, convergeMax, r.converged)
+	testenv.EventuallyEvery(r.t, convergeMax, pollEvery, r.converged)
 	return time.Since(start)
 }
 
@@ -303,26 +303,6 @@ func (f figures) write(t *testing.T) {
 	defer fh.Close()
 	_, err = fmt.Fprintf(fh, "%s\n", b)
 	testenv.Must(t, err)
-}
-
-// poll calls check every pollEvery until it returns nil, failing the
-// test with its last error after within. (testenv.Eventually polls every
-// 20 ms, too often for checks that list 50 keys on a shared machine.)
-func poll(tb testing.TB, within time.Duration, check func() error) {
-	tb.Helper()
-	deadline := time.Now().Add(within)
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("not met within %s: %v", within, err)
-		}
-		<-tick.C
-	}
 }
 
 // median of xs (0 when empty).

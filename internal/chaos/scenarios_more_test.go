@@ -97,7 +97,7 @@ func TestChaosBucketRecreated(t *testing.T) {
 		r.drv.SetStore(store)
 		r.hist.Reset()
 		start := time.Now()
-		poll(t, 60*time.Second, func() error { return r.orphansReported(uids) })
+		testenv.EventuallyEvery(t, 60*time.Second, pollEvery, func() error { return r.orphansReported(uids) })
 		r.fig.note("orphansReportedSeconds", time.Since(start).Round(10*time.Millisecond).Seconds())
 		r.fig.note("orphans", len(uids))
 		for name, uid := range uids {

@@ -27,12 +27,22 @@ const Name = "tinyctl-test"
 // and start every node from it.
 func BuildServer(tb testing.TB) string {
 	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "nats-server")
-	cmd := exec.Command("go", "build", "-o", path, "github.com/nats-io/nats-server/v2")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Fatalf("build nats-server: %v\n%s", err, out)
+	path, err := Build(tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return path
+}
+
+// Build compiles nats-server at the version go.mod requires into dir and
+// returns its path (for a TestMain, which has no testing.TB).
+func Build(dir string) (string, error) {
+	path := filepath.Join(dir, "nats-server")
+	cmd := exec.Command("go", "build", "-o", path, "github.com/nats-io/nats-server/v2")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build nats-server: %w\n%s", err, out)
+	}
+	return path, nil
 }
 
 // Cluster is n nats-server processes routed to each other, JetStream on

@@ -14,8 +14,15 @@ const PollInterval = 20 * time.Millisecond
 // what was still wrong rather than just "timed out".
 func Eventually(tb testing.TB, within time.Duration, check func() error) {
 	tb.Helper()
+	EventuallyEvery(tb, within, PollInterval, check)
+}
+
+// EventuallyEvery is Eventually re-checking every interval, for checks too
+// costly to run every PollInterval (listing many objects, say).
+func EventuallyEvery(tb testing.TB, within, every time.Duration, check func() error) {
+	tb.Helper()
 	deadline := time.Now().Add(within)
-	tick := time.NewTicker(PollInterval)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
 		err := check()
