@@ -166,11 +166,10 @@ func domainOf(ext *jetstream.ExternalStream) string {
 
 // checkName refuses a cluster or domain name that is not one subject token.
 func checkName(cluster, domain string) error {
-	bad := func(s string) bool { return strings.ContainsAny(s, ".*> \t\r\n") }
 	switch {
-	case cluster == "" || bad(cluster):
+	case !bus.IsToken(cluster):
 		return fmt.Errorf("fleet: cluster name %q is not a single subject token", cluster)
-	case bad(domain):
+	case domain != "" && !bus.IsToken(domain):
 		return fmt.Errorf("fleet: JetStream domain %q is not a single subject token", domain)
 	}
 	return nil

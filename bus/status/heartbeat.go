@@ -100,7 +100,7 @@ func (s *Store) Beat(ctx context.Context, hb Heartbeat, ttl time.Duration) (uint
 	if s.heartbeats == nil {
 		return 0, fmt.Errorf("bus: heartbeat of %s: bucket %s: %w", hb.Cluster, DefaultHeartbeatBucket, bus.ErrNotFound)
 	}
-	if !validToken(hb.Cluster) {
+	if !bus.IsToken(hb.Cluster) {
 		return 0, fmt.Errorf("bus: cluster name %q is not a single subject token", hb.Cluster)
 	}
 	ttl, err := wholeSeconds(ttl)
@@ -183,7 +183,7 @@ func (s *Store) RunHeartbeat(ctx context.Context, opts HeartbeatOptions) error {
 	if _, err := wholeSeconds(opts.TTL); err != nil {
 		return err
 	}
-	if !validToken(opts.Heartbeat.Cluster) {
+	if !bus.IsToken(opts.Heartbeat.Cluster) {
 		return fmt.Errorf("bus: cluster name %q is not a single subject token", opts.Heartbeat.Cluster)
 	}
 	tick := time.NewTicker(opts.Interval)

@@ -86,17 +86,13 @@ func Key(component, cluster string) string { return component + "." + cluster }
 // one token, so that keys stay parseable.
 func validateKey(component, cluster string) error {
 	parts := strings.Split(component, ".")
-	if len(parts) != 2 || !validToken(parts[0]) || !validToken(parts[1]) {
+	if len(parts) != 2 || !bus.IsToken(parts[0]) || !bus.IsToken(parts[1]) {
 		return fmt.Errorf("bus: status component %q is not <namespace>.<name>", component)
 	}
-	if !validToken(cluster) {
+	if !bus.IsToken(cluster) {
 		return fmt.Errorf("bus: cluster name %q is not a single subject token", cluster)
 	}
 	return nil
-}
-
-func validToken(s string) bool {
-	return s != "" && !strings.ContainsAny(s, ".*> \t\r\n")
 }
 
 // Put stores st under Key(st.Component, st.Cluster), stamping UpdatedAt
@@ -146,7 +142,7 @@ func (s *Store) List(ctx context.Context) ([]Record, error) { return s.list(ctx,
 // ListCluster returns the status records one cluster wrote: what its
 // controller reads at startup, whatever other clusters have written.
 func (s *Store) ListCluster(ctx context.Context, cluster string) ([]Record, error) {
-	if !validToken(cluster) {
+	if !bus.IsToken(cluster) {
 		return nil, fmt.Errorf("bus: cluster name %q is not a single subject token", cluster)
 	}
 	return s.list(ctx, "*.*."+cluster)

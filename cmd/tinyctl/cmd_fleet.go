@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/internal/statusview"
@@ -162,7 +162,7 @@ func clustersRun(ctx context.Context, o *options, output, statusBucket string) e
 // token, before connecting.
 func clusterArg(cluster, domain string) error {
 	for what, v := range map[string]string{"cluster name": cluster, "--domain": domain} {
-		if strings.ContainsAny(v, ".*> \t\r\n") || (what == "cluster name" && v == "") {
+		if !bus.IsToken(v) && (what == "cluster name" || v != "") {
 			return usageError{fmt.Errorf("%s %q: want one NATS subject token (letters, digits, - and _), as given to tinyctl serve --cluster-name", what, v)}
 		}
 	}
