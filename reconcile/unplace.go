@@ -2,9 +2,8 @@ package reconcile
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/reasons"
@@ -54,11 +53,7 @@ func labelText(l map[string]string) string {
 	if len(l) == 0 {
 		return " (no labels)"
 	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(l)) {
-		parts = append(parts, k+"="+l[k])
-	}
-	return " (labels " + strings.Join(parts, ",") + ")"
+	return " (labels " + labels.Set(l).String() + ")"
 }
 
 // heldStatus is the status recorded for a planHold: the revision, labels

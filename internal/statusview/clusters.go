@@ -2,11 +2,11 @@ package statusview
 
 import (
 	"io"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/client"
@@ -43,7 +43,7 @@ func WriteClusterTable(w io.Writer, style cli.Style, rows []client.ClusterRow, n
 		if r.Behind > 0 {
 			behind.paint = style.Yellow
 		}
-		t.row(plain(r.Name), plain(labels(r.Labels)), lastHeartbeat(style, r, now),
+		t.row(plain(r.Name), plain(labelCell(r.Labels)), lastHeartbeat(style, r, now),
 			plain(strconv.Itoa(r.Placed)), plain(strconv.Itoa(r.Ready)), behind, plain(hub(r)))
 	}
 	return t.write(w)
@@ -60,15 +60,11 @@ func lastHeartbeat(style cli.Style, r client.ClusterRow, now time.Time) cell {
 	return plain(text)
 }
 
-func labels(l map[string]string) string {
+func labelCell(l map[string]string) string {
 	if len(l) == 0 {
 		return "-"
 	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(l)) {
-		parts = append(parts, k+"="+l[k])
-	}
-	return strings.Join(parts, ",")
+	return labels.Set(l).String()
 }
 
 // hub describes the fleet source of a cluster: its domain, how far behind
