@@ -200,6 +200,7 @@ func (c *children) newInformer(gvr schema.GroupVersionResource, ns string) cache
 	inf := metadatainformer.NewFilteredMetadataInformer(c.meta, gvr, ns, 10*time.Hour,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, componentIndex: byComponent},
 		func(o *metav1.ListOptions) { o.LabelSelector = selector })
+	_ = inf.Informer().SetTransform(dropFieldSets)
 	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		// A child that appears after the initial listing may have been
 		// created by a reconcile that lost a race with a delete: its
@@ -217,6 +218,19 @@ func (c *children) newInformer(gvr schema.GroupVersionResource, ns string) cache
 		DeleteFunc: c.notify,
 	})
 	return inf.Informer()
+}
+
+// dropFieldSets empties the field sets of a cached child's managedFields
+// before it is stored: the loop needs only who manages a child and for which
+// subresource (apply's up-to-date check), and the sets describe every field
+// a manager wrote, so they outweigh the rest of a child's metadata.
+func dropFieldSets(obj any) (any, error) {
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		for i := range m.ManagedFields {
+			m.ManagedFields[i].FieldsV1 = nil
+		}
+	}
+	return obj, nil
 }
 
 // changedByAnyone filters out status-only updates (a Deployment's status

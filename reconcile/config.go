@@ -63,9 +63,10 @@ type Config struct {
 	// RetryBase and RetryMax bound the exponential backoff of transient
 	// failures.
 	RetryBase, RetryMax time.Duration
-	// Coalesce is how long a changed key waits for its changes to stop
-	// before it is reconciled, and CoalesceMax the longest it waits while
-	// they keep coming. Drift events and the initial values are not held
+	// Coalesce is how long a key changed again soon after a change waits
+	// for its changes to stop before it is reconciled, and CoalesceMax the
+	// longest it waits while they keep coming. The first change to a key
+	// quiet for Coalesce, drift events and the initial values are not held
 	// back.
 	Coalesce, CoalesceMax time.Duration
 	// ShutdownGrace is how long in-flight reconciles may run on after Run's

@@ -89,8 +89,11 @@ func (c *Controller) handleEvent(ev Event) {
 		c.queue.Add(ev.Key)
 		return
 	}
-	c.coalesce.changed(ev.Key)
-	c.queue.AddAfter(ev.Key, c.cfg.Coalesce)
+	if wait := c.coalesce.changed(ev.Key); wait > 0 {
+		c.queue.AddAfter(ev.Key, wait)
+	} else {
+		c.queue.Add(ev.Key)
+	}
 }
 
 // markDone records that key has been reconciled once (successfully or
