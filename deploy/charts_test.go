@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/lint"
+	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
@@ -69,6 +70,7 @@ func TestChartsLintClean(t *testing.T) {
 		{"tinyctl", map[string]any{"nats": map[string]any{"tls": map[string]any{"secretName": "nats-tls", "clientCert": true}}}},
 		{"tinyctl", monitoringOn},
 		{"tinyctl", map[string]any{"replicas": 1}},
+		{"tinyctl", map[string]any{"kube": map[string]any{"qps": 50, "burst": 100}}},
 		{"nats", nil},
 		{"nats", map[string]any{"auth": map[string]any{"mode": "none"}, "storage": map[string]any{"storageClassName": "fast"}}},
 		{"nats", map[string]any{"auth": map[string]any{"mode": "jwt"}, "tls": map[string]any{"secretName": "nats-tls", "verify": true}}},
@@ -278,6 +280,89 @@ func TestControllerArgs(t *testing.T) {
 	if m := out["tinyctl/templates/deployment.yaml"]; !strings.Contains(m, "- --replicas=3") {
 		t.Errorf("nats.replicas 3: deployment lacks --replicas=3:\n%s", m)
 	}
+}
+
+// TestControllerArgsKubeLimits checks kube.qps and kube.burst reach the
+// controller as --kube-qps and --kube-burst, that by default neither is
+// passed (serve's own default: no client-side limit), and that a burst
+// without a limit, or a value of the wrong type, is refused. Values come
+// as a values file gives them (YAML numbers, float64) and as --set does
+// (int64).
+func TestControllerArgsKubeLimits(t *testing.T) {
+	cases := []struct {
+		name string
+		kube any // YAML of the kube values, or a map; "" for the defaults
+		want []string
+	}{
+		{"default", "", nil},
+		{"qps and burst", "{qps: 50, burst: 100}", []string{"--kube-qps=50", "--kube-burst=100"}},
+		{"qps alone", "{qps: 2.5}", []string{"--kube-qps=2.5"}},
+		{"burst 0", "{qps: 20, burst: 0}", []string{"--kube-qps=20"}},
+		{"large", "{qps: 1000000, burst: 2000000}", []string{"--kube-qps=1e+06", "--kube-burst=2000000"}},
+		{"qps 0", "{qps: 0}", nil},
+		{"negative qps", "{qps: -1}", nil},
+		{"from --set", map[string]any{"qps": int64(50), "burst": int64(100)}, []string{"--kube-qps=50", "--kube-burst=100"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := render(t, "tinyctl", kubeValues(t, tc.kube))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range controllerArgs(t, out) {
+				if strings.HasPrefix(a, "--kube-") {
+					got = append(got, a)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("kube %v: controller args %v, want %v", tc.kube, got, tc.want)
+			}
+		})
+	}
+	for kube, wantErr := range map[string]string{
+		"{burst: 100}":         "kube.burst needs kube.qps above 0",
+		"{qps: 0, burst: 100}": "kube.burst needs kube.qps above 0",
+		"{qps: -1, burst: 1}":  "kube.burst needs kube.qps above 0",
+		"{qps: fast}":          "qps",
+		"{qps: 5, burst: -1}":  "burst",
+		"{QPS: 5}":             "QPS",
+	} {
+		if _, err := render(t, "tinyctl", kubeValues(t, kube)); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("kube %s: render error = %v, want one naming %q", kube, err, wantErr)
+		}
+	}
+}
+
+// kubeValues are the chart values with kube set to kube: YAML, a map, or
+// "" for none.
+func kubeValues(t *testing.T, kube any) map[string]any {
+	t.Helper()
+	if s, ok := kube.(string); ok {
+		if s == "" {
+			return nil
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(s), &m); err != nil {
+			t.Fatal(err)
+		}
+		kube = m
+	}
+	return map[string]any{"kube": kube}
+}
+
+// controllerArgs are the controller container's args in rendered
+// manifests.
+func controllerArgs(t *testing.T, manifests map[string]string) []string {
+	t.Helper()
+	var dep appsv1.Deployment
+	if err := yaml.UnmarshalStrict([]byte(manifests["tinyctl/templates/deployment.yaml"]), &dep); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(dep.Spec.Template.Spec.Containers); n != 1 {
+		t.Fatalf("deployment has %d containers, want 1", n)
+	}
+	return dep.Spec.Template.Spec.Containers[0].Args
 }
 
 // TestControllerArgsWithIdentity checks an account signing key reaches the

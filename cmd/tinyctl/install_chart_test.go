@@ -26,6 +26,7 @@ func TestControllerChartArgsParse(t *testing.T) {
 		"keda":             map[string]any{"account": "$G"},
 		"createNamespaces": false,
 		"hubDomain":        "hub",
+		"kube":             map[string]any{"qps": 2.5, "burst": 100.0}, // numbers as a values file gives them
 	}
 	args := controllerArgs(t, values)
 	if len(args) == 0 || args[0] != "serve" {
@@ -45,6 +46,8 @@ func TestControllerChartArgsParse(t *testing.T) {
 		"nats-url":       "nats://nats.tinyctl-system.svc:4222",
 		"log-format":     "json",
 		"hub-domain":     "hub",
+		"kube-qps":       "2.5",
+		"kube-burst":     "100",
 	} {
 		if got := serve.Flags().Lookup(flag).Value.String(); got != want {
 			t.Errorf("--%s = %q, want %q", flag, got, want)
