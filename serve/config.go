@@ -135,6 +135,15 @@ func (c Config) cluster() string { return c.Loop.Cluster.Name }
 // leaseName is the lease one cluster's controllers campaign for.
 func (c Config) leaseName() string { return "controller." + c.cluster() }
 
+// checkKubeLimits refuses a client-side burst without a rate to refill it
+// (it would be ignored: a QPS of zero or less means no limit).
+func (c Config) checkKubeLimits() error {
+	if c.KubeBurst > 0 && c.KubeQPS <= 0 {
+		return fmt.Errorf("kube-burst %d needs kube-qps above 0: without it there is no client-side limit to burst above", c.KubeBurst)
+	}
+	return nil
+}
+
 // checkReplicas refuses a bucket replica count JetStream does not allow,
 // and more than one on the embedded server, which is a single node.
 func (c Config) checkReplicas() error {

@@ -33,6 +33,22 @@ func TestClientLimits(t *testing.T) {
 	}
 }
 
+// TestABurstWithoutALimitIsRefused: a burst is meaningless without a rate
+// and says so instead of being ignored.
+func TestABurstWithoutALimitIsRefused(t *testing.T) {
+	for _, qps := range []float32{0, DefaultKubeQPS} {
+		err := Config{KubeQPS: qps, KubeBurst: 100}.checkKubeLimits()
+		if err == nil || err.Error() != "kube-burst 100 needs kube-qps above 0: without it there is no client-side limit to burst above" {
+			t.Errorf("qps %v, burst 100: %v", qps, err)
+		}
+	}
+	for _, c := range []Config{{KubeQPS: 50, KubeBurst: 100}, {KubeQPS: 50}, {KubeQPS: -1}} {
+		if err := c.checkKubeLimits(); err != nil {
+			t.Errorf("qps %v, burst %d refused: %v", c.KubeQPS, c.KubeBurst, err)
+		}
+	}
+}
+
 // TestKubeConfigTakesTheFlagsLimits: the limits reach the rest.Config
 // every client of the process is built from.
 func TestKubeConfigTakesTheFlagsLimits(t *testing.T) {

@@ -54,7 +54,7 @@ func New(cfg Config) (*Process, error) {
 	if err := cfg.Loop.Cluster.Check(); err != nil {
 		return nil, fmt.Errorf("render settings: %w", err)
 	}
-	if err := cfg.checkReplicas(); err != nil {
+	if err := errors.Join(cfg.checkReplicas(), cfg.checkKubeLimits()); err != nil {
 		return nil, err
 	}
 	if err := p.loadIdentity(); err != nil {
