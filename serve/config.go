@@ -64,6 +64,10 @@ type Config struct {
 	// :8081; port 0 picks a free port, see Process.Addrs); "-" disables
 	// the server.
 	MetricsAddr, HealthAddr string
+	// PprofAddr serves Go's runtime profiles (/debug/pprof/) when set; off
+	// by default ("" or "-"). Bind it to loopback: profiles show the
+	// process's memory.
+	PprofAddr string
 	// Holder names this process in the lease (default hostname-pid).
 	Holder string
 	// LeaseTTL is how long a leader may go without renewing before a

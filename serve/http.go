@@ -6,23 +6,26 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 )
 
-// listeners are the bound metrics and health addresses (nil when
-// disabled; one listener serves both when the addresses are equal).
+// listeners are the bound metrics, health and profiling addresses (nil
+// when disabled; one listener serves metrics and health when their
+// addresses are equal).
 type listeners struct {
-	metrics, health net.Listener
+	metrics, health, pprof net.Listener
 }
 
 // disabled is the address that turns a server off.
 const disabled = "-"
 
-// listen binds the metrics and health addresses.
-func listen(metricsAddr, healthAddr string) (listeners, error) {
+// listen binds the metrics, health and profiling addresses (profiling only
+// when asked for: "" is off too).
+func listen(metricsAddr, healthAddr, pprofAddr string) (listeners, error) {
 	var ls listeners
 	var err error
 	if healthAddr != disabled {
@@ -36,11 +39,17 @@ func listen(metricsAddr, healthAddr string) (listeners, error) {
 			return ls, fmt.Errorf("listen %s: %w", metricsAddr, err)
 		}
 	}
+	if pprofAddr != "" && pprofAddr != disabled {
+		if ls.pprof, err = net.Listen("tcp", pprofAddr); err != nil {
+			ls.close()
+			return ls, fmt.Errorf("listen %s: %w", pprofAddr, err)
+		}
+	}
 	return ls, nil
 }
 
 func (ls listeners) close() {
-	for _, l := range []net.Listener{ls.metrics, ls.health} {
+	for _, l := range []net.Listener{ls.metrics, ls.health, ls.pprof} {
 		if l != nil {
 			_ = l.Close()
 		}
@@ -88,12 +97,24 @@ func (p *Process) serveHTTP(ctx context.Context) servers {
 	for _, s := range []struct {
 		l   net.Listener
 		mux *http.ServeMux
-	}{{p.listeners.metrics, metricsMux}, {p.listeners.health, healthMux}} {
+	}{{p.listeners.metrics, metricsMux}, {p.listeners.health, healthMux}, {p.listeners.pprof, profiling()}} {
 		if s.l != nil {
 			out = append(out, serve(ctx, s.l, s.mux))
 		}
 	}
 	return out
+}
+
+// profiling serves Go's runtime profiles (net/http/pprof): CPU, heap,
+// goroutines, execution traces.
+func profiling() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 func serve(ctx context.Context, l net.Listener, h http.Handler) *http.Server {

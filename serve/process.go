@@ -65,7 +65,7 @@ func New(cfg Config) (*Process, error) {
 	if p.kube, err = kubeConfig(cfg); err != nil {
 		return nil, err
 	}
-	if p.listeners, err = listen(cfg.MetricsAddr, cfg.HealthAddr); err != nil {
+	if p.listeners, err = listen(cfg.MetricsAddr, cfg.HealthAddr, cfg.PprofAddr); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -154,6 +154,8 @@ func (f *serveFlags) addProcessFlags(fs *pflag.FlagSet) {
 	bind("metrics-addr", "TINYCTL_METRICS_ADDR")
 	fs.StringVar(&c.HealthAddr, "health-addr", serve.DefaultHealthAddr, `/healthz and /readyz listen address ("-" disables, port 0 picks one)`)
 	bind("health-addr", "TINYCTL_HEALTH_ADDR")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", "", `Go runtime profiles (/debug/pprof/) listen address, e.g. 127.0.0.1:6060; off by default (profiles show the process's memory: keep it on loopback)`)
+	bind("pprof-addr", "TINYCTL_PPROF_ADDR")
 	fs.Float32Var(&c.KubeQPS, "kube-qps", serve.DefaultKubeQPS, "client-side limit on Kubernetes API requests per second; 0 or less: none, the API server's Priority and Fairness queues the controller's requests (docs/operations.md)")
 	bind("kube-qps", "TINYCTL_KUBE_QPS")
 	fs.IntVar(&c.KubeBurst, "kube-burst", 0, "requests the client-side limit lets through at once above --kube-qps (0: twice --kube-qps); only with --kube-qps above 0")
