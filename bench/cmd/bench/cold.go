@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -15,9 +16,12 @@ type coldResult struct {
 	Round   int           `json:"round"`
 	Variant string        `json:"variant"` // "floor", "serve", or "serve " + the extra flags
 	Time    time.Duration `json:"time"`
-	// Usage of the serve process at convergence (zero for the floor).
+	// Usage of the controller process at convergence (zero for the floor).
 	CPU     time.Duration `json:"cpu,omitempty"`
 	PeakRSS int64         `json:"peakRSS,omitempty"`
+	// APF is what the API server's Priority and Fairness did with the
+	// controller's requests during the run.
+	APF apfStats `json:"apf"`
 }
 
 // runFloor measures the floor for n components on a fresh env.
@@ -57,28 +61,45 @@ func (b *bench) runCold(ctx context.Context, n, round int, extra []string,
 		return r, err
 	}
 	b.logf("%s: %d components published; starting serve", r.Variant, n)
-	p, err := startServe(b.bin, e, filepath.Join(b.out, fmt.Sprintf("serve-%d-%s-r%d.log", n, slug(r.Variant), round)), extra...)
+	p, err := b.startServe(e, filepath.Join(b.out, fmt.Sprintf("serve-%d-%s-r%d.log", n, slug(r.Variant), round)), extra...)
 	if err != nil {
 		return r, err
 	}
 	defer func() { _ = p.stop() }()
+	if b.profile && n == b.profileN {
+		go b.cpuProfile(p, b.profileFor, fmt.Sprintf("cpu-%d-%s-r%d.pb.gz", n, slug(r.Variant), round))
+	}
 	if err := t.waitAllReady(ctx, want, b.timeout, p.alive); err != nil {
 		return r, fmt.Errorf("%s, %d components: %w", r.Variant, n, err)
 	}
-	r.Time = time.Since(p.started)
-	u, err := p.usage()
-	if err != nil {
-		return r, err
-	}
-	r.CPU, r.PeakRSS = u.CPU, u.PeakRSS
-	b.logf("%s: %d components converged in %s", r.Variant, n, r.Time.Round(time.Millisecond))
-	if err := e.verify(ctx, n); err != nil {
+	if err := b.finishCold(ctx, e, p, &r); err != nil {
 		return r, err
 	}
 	if then != nil {
 		return r, then(e, p, t)
 	}
 	return r, nil
+}
+
+// finishCold records a converged controller's time, usage and APF figures
+// and checks that it made every object.
+func (b *bench) finishCold(ctx context.Context, e *env, p *proc, r *coldResult) error {
+	r.Time = time.Since(p.started)
+	u, err := p.usage()
+	if err != nil {
+		return err
+	}
+	r.CPU, r.PeakRSS = u.CPU, u.PeakRSS
+	b.logf("%s: %d components converged in %s", r.Variant, r.N, r.Time.Round(time.Millisecond))
+	if b.profile && r.N == b.profileN && p.pprof != "" {
+		if err := b.heapProfile(p, fmt.Sprintf("heap-%d-%s-r%d.pb.gz", r.N, slug(r.Variant), r.Round)); err != nil {
+			return err
+		}
+	}
+	if r.APF, err = e.apf(ctx); err != nil {
+		return err
+	}
+	return e.verify(ctx, r.N)
 }
 
 func variantName(extra []string) string {
@@ -94,7 +115,7 @@ func variantName(extra []string) string {
 
 // slug makes a variant name usable in a file name.
 func slug(s string) string {
-	out := []byte(s)
+	out := []byte(strings.ToLower(s))
 	for i, c := range out {
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
 			out[i] = '_'

@@ -45,6 +45,9 @@ type env struct {
 	specs    *specs.Store
 	statuses *status.Store
 	kube     *apply.Manager
+	// controllerKubeconfig is the ServiceAccount kubeconfig the
+	// controllers run with.
+	controllerKubeconfig string
 }
 
 // newEnv starts the control plane and the broker, opens the buckets serve
@@ -86,6 +89,9 @@ func newEnv(ctx context.Context, log io.Writer) (_ *env, err error) {
 		"metadata": map[string]any{"name": benchNamespace}}}
 	if _, err := e.kube.Apply(ctx, ns); err != nil {
 		return nil, fmt.Errorf("namespace: %w", err)
+	}
+	if e.controllerKubeconfig, err = e.serviceAccountKubeconfig(ctx, e.natsDir); err != nil {
+		return nil, err
 	}
 	return e, nil
 }

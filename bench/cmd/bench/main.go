@@ -27,20 +27,32 @@ import (
 
 // bench is one run's settings and the tinyctl binary it measures.
 type bench struct {
-	bin, out   string
-	crBin      string // the controller-runtime baseline; "" when not measured
-	log        io.Writer
-	workers    int
-	timeout    time.Duration
-	idleFor    time.Duration
-	burstPuts  int
-	interval   time.Duration
-	latencyFor time.Duration
+	bin, out     string
+	crBin        string // the controller-runtime baseline; "" when not measured
+	log          io.Writer
+	workers      int
+	timeout      time.Duration
+	idleFor      time.Duration
+	burstPuts    int
+	interval     time.Duration
+	latencyFor   time.Duration
+	resync       time.Duration
+	resyncWithin time.Duration
+	// profile: CPU (from process start, profileFor) and heap (at
+	// convergence) profiles of serve at profileN components.
+	profile    bool
+	profileN   int
+	profileFor time.Duration
 }
 
 func (b *bench) logf(format string, args ...any) {
 	fmt.Fprintf(b.log, "bench %s: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
+
+// imageTags are the build tags of the controller image's binary
+// (internal/ociimage's DefaultTags, not imported here: it would bring the
+// image builder's dependencies into this module).
+const imageTags = "noinstall"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -66,7 +78,14 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&b.burstPuts, "burst", 1000, "puts to one key in the coalescing burst")
 	fs.DurationVar(&b.interval, "interval", 100*time.Millisecond, "time between puts in the latency run")
 	fs.DurationVar(&b.latencyFor, "latency", 30*time.Second, "length of the latency run")
-	baseline := fs.Bool("baseline", true, "measure the controller-runtime baseline (cmd/crbaseline) too, at every count up to -compare-max")
+	baseline := fs.Bool("baseline", true, "measure the controller-runtime baselines B0 and B1 (cmd/crbaseline) too, at every count up to -baseline-max")
+	baselineMax := fs.Int("baseline-max", 1000, "largest count the baselines are measured at")
+	baselineLimits := fs.String("baseline-limits", "", `B1's client-side limits, comma-separated crbaseline flags (default none, as serve's default), e.g. "-kube-qps=50,-kube-burst=100"`)
+	steadyBaseline := fs.Bool("steady-baseline", true, "measure B1's steady state too, at -steady (it then resyncs every 5 minutes, as serve's full recheck does)")
+	resync := fs.Duration("resync", 10*reconcile.DefaultRecheck, "the controllers' periodic resync in the steady state: serve's full recheck (every tenth --recheck; serve gets --recheck of a tenth of this unless it is serve's default) and B1's -sync-period")
+	fs.DurationVar(&b.resyncWithin, "resync-within", 0, "longest wait for a controller's periodic resync in the steady state (default: -resync plus 2 minutes)")
+	fs.BoolVar(&b.profile, "profile", false, "save serve's CPU profile (from start) and heap profile (at convergence) at the largest -n into -out")
+	fs.DurationVar(&b.profileFor, "profile-for", 30*time.Second, "length of the CPU profile")
 	report := fs.String("report", "", "measure nothing: write the tables and chart of this results.json into -out")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -77,6 +96,11 @@ func run(ctx context.Context, args []string) error {
 	counts, err := parseCounts(*ns)
 	if err != nil {
 		return err
+	}
+	b.profileN = slices.Max(counts)
+	b.resync = *resync
+	if b.resyncWithin == 0 {
+		b.resyncWithin = b.resync + 2*time.Minute
 	}
 	if *steadyN != 0 && !slices.Contains(counts, *steadyN) {
 		return fmt.Errorf("-steady %d is not one of -n %s", *steadyN, *ns)
@@ -94,11 +118,11 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if b.bin, err = build(ctx, *repo, "./cmd/tinyctl", tmp); err != nil {
+	if b.bin, err = build(ctx, *repo, "./cmd/tinyctl", tmp, imageTags); err != nil {
 		return err
 	}
 	if *baseline {
-		if b.crBin, err = build(ctx, filepath.Join(*repo, "bench"), "./cmd/crbaseline", tmp); err != nil {
+		if b.crBin, err = build(ctx, filepath.Join(*repo, "bench"), "./cmd/crbaseline", tmp, ""); err != nil {
 			return err
 		}
 	}
@@ -106,14 +130,22 @@ func run(ctx context.Context, args []string) error {
 	if *limited != "" {
 		compare = strings.Split(*limited, ",")
 	}
-	res := results{Machine: machine(), Workers: b.workers, Started: time.Now()}
+	var limits []string
+	if *baselineLimits != "" {
+		limits = strings.Split(*baselineLimits, ",")
+	}
+	res := results{Machine: machine(), Workers: b.workers, Started: time.Now(), Command: strings.Join(os.Args, " ")}
 	for round := 1; round <= *rounds; round++ {
 		for _, n := range counts {
-			cmp, cr := compare, b.crBin != ""
+			m := measurement{n: n, round: round, steady: *steadyN == n && round == 1, compare: compare}
 			if n > *compareMax {
-				cmp, cr = nil, false
+				m.compare = nil
 			}
-			if err := b.measure(ctx, n, round, *steadyN == n && round == 1, cmp, cr, &res); err != nil {
+			if b.crBin != "" && n <= *baselineMax {
+				m.baselines = b.baselines(limits)
+				m.steadyBaseline = m.steady && *steadyBaseline
+			}
+			if err := b.measure(ctx, m, &res); err != nil {
 				return err
 			}
 		}
@@ -121,35 +153,52 @@ func run(ctx context.Context, args []string) error {
 	return res.write(b.out, os.Stdout)
 }
 
+// measurement is what to measure at one count in one round.
+type measurement struct {
+	n, round               int
+	steady, steadyBaseline bool
+	compare                []string
+	baselines              []baselineVariant
+}
+
 // measure runs the floor, serve with its defaults (then the steady-state
 // measurements, when asked), serve with the comparison flags and the
-// controller-runtime baseline, for n.
-func (b *bench) measure(ctx context.Context, n, round int, steady bool, compare []string, baseline bool, res *results) error {
-	r, err := b.runFloor(ctx, n, round)
+// controller-runtime baselines (the last, B1, then its steady state too).
+func (b *bench) measure(ctx context.Context, m measurement, res *results) error {
+	r, err := b.runFloor(ctx, m.n, m.round)
 	if err != nil {
 		return err
 	}
 	res.Cold = append(res.Cold, r)
 	var then func(*env, *proc, *tracker) error
-	if steady {
+	if m.steady {
 		then = func(e *env, p *proc, t *tracker) error {
-			s, err := b.steady(ctx, e, p, t, n)
+			s, err := b.steady(ctx, e, p, b.serveTarget(e, t, m.n), m.n)
 			res.Steady = append(res.Steady, s)
 			return err
 		}
 	}
-	if r, err = b.runCold(ctx, n, round, nil, then); err != nil {
+	if r, err = b.runCold(ctx, m.n, m.round, nil, then); err != nil {
 		return err
 	}
 	res.Cold = append(res.Cold, r)
-	if compare != nil {
-		if r, err = b.runCold(ctx, n, round, compare, nil); err != nil {
+	if m.compare != nil {
+		if r, err = b.runCold(ctx, m.n, m.round, m.compare, nil); err != nil {
 			return err
 		}
 		res.Cold = append(res.Cold, r)
 	}
-	if baseline {
-		if r, err = b.runBaseline(ctx, n, round); err != nil {
+	for i, v := range m.baselines {
+		var then func(*env, *proc, *crTracker) error
+		if m.steadyBaseline && i == len(m.baselines)-1 {
+			v.args = append(slices.Clone(v.args), "-sync-period", b.resync.String())
+			then = func(e *env, p *proc, t *crTracker) error {
+				s, err := b.steady(ctx, e, p, b.baselineTarget(e, t, v, m.n), m.n)
+				res.Steady = append(res.Steady, s)
+				return err
+			}
+		}
+		if r, err = b.runBaseline(ctx, m.n, m.round, v, then); err != nil {
 			return err
 		}
 		res.Cold = append(res.Cold, r)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -14,6 +15,7 @@ import (
 // results is everything one run measured.
 type results struct {
 	Machine string         `json:"machine"`
+	Command string         `json:"command"`
 	Workers int            `json:"workers"`
 	Started time.Time      `json:"started"`
 	Cold    []coldResult   `json:"cold"`
@@ -60,49 +62,100 @@ func (r results) write(dir string, w io.Writer) error {
 	if err := os.WriteFile(filepath.Join(dir, "results.md"), []byte(md.String()), 0o644); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "cold.svg"), []byte(coldChart(r.Cold)), 0o644); err != nil {
-		return err
+	for name, svg := range map[string]string{"cold.svg": coldChart(r.Cold), "rss.svg": rssChart(r.Cold), "latency.svg": latencyChart(r.Steady)} {
+		if svg == "" {
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(svg), 0o644); err != nil {
+			return err
+		}
 	}
 	_, err = io.WriteString(w, md.String())
 	return err
 }
 
-// markdown writes the cold table (each serve row with its ratio to the
-// floor of the same round) and the steady-state table.
+// markdown writes the cold table (each controller row with its ratio to
+// the floor of the same round) and the steady-state table.
 func (r results) markdown(w io.Writer) {
-	fmt.Fprintf(w, "Machine: %s. Floor, serve and the baseline: %d writers / workers.\n\n", r.Machine, r.Workers)
-	fmt.Fprintln(w, "| N | round | run | time | ms per component | × floor | controller CPU | controller peak RSS |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintf(w, "Machine: %s. Floor, serve and B1: %d writers / workers.\n", r.Machine, r.Workers)
+	if r.Command != "" {
+		fmt.Fprintf(w, "Command: `%s`.\n", r.Command)
+	}
+	fmt.Fprintln(w, "\n| N | round | run | time | ms per component | × floor | controller CPU | controller peak RSS | APF: requests, mean queue wait, >20 ms, rejected |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, c := range r.Cold {
-		ratio, cpu, rss := "", "", ""
+		ratio, cpu, rss, apf := "", "", "", ""
 		if f, ok := floorOf(r.Cold, c); ok && c.Variant != "floor" {
 			ratio = fmt.Sprintf("%.2f", c.Time.Seconds()/f.Time.Seconds())
 			cpu, rss = fmt.Sprintf("%.1f s", c.CPU.Seconds()), mib(c.PeakRSS)
+			apf = fmt.Sprintf("%d, %s, %d, %d", c.APF.Dispatched, c.APF.MeanWait.Round(time.Microsecond), c.APF.Over20ms, c.APF.Rejected)
 		}
-		fmt.Fprintf(w, "| %d | %d | %s | %.2f s | %.2f | %s | %s | %s |\n", c.N, c.Round, "`"+c.Variant+"`",
-			c.Time.Seconds(), float64(c.Time.Microseconds())/1000/float64(c.N), ratio, cpu, rss)
+		fmt.Fprintf(w, "| %d | %d | %s | %.2f s | %.2f | %s | %s | %s | %s |\n", c.N, c.Round, "`"+c.Variant+"`",
+			c.Time.Seconds(), float64(c.Time.Microseconds())/1000/float64(c.N), ratio, cpu, rss, apf)
 	}
-	for _, s := range r.Steady {
-		s.markdown(w)
+	steadyTables(w, r.Steady)
+}
+
+// steadyTables writes one table per N, a column per system.
+func steadyTables(w io.Writer, all []steadyResult) {
+	var ns []int
+	for _, s := range all {
+		if !slices.Contains(ns, s.N) {
+			ns = append(ns, s.N)
+		}
+	}
+	for _, n := range ns {
+		var cols []steadyResult
+		for _, s := range all {
+			if s.N == n {
+				cols = append(cols, s)
+			}
+		}
+		fmt.Fprintf(w, "\nSteady state at N = %d:\n\n| measurement |", n)
+		for _, s := range cols {
+			fmt.Fprintf(w, " %s |", s.System)
+		}
+		fmt.Fprint(w, "\n|---|")
+		for range cols {
+			fmt.Fprint(w, "---|")
+		}
+		fmt.Fprintln(w)
+		row := func(k string, cell func(s steadyResult) string) {
+			fmt.Fprintf(w, "| %s |", k)
+			for _, s := range cols {
+				fmt.Fprintf(w, " %s |", cell(s))
+			}
+			fmt.Fprintln(w)
+		}
+		s0 := cols[0]
+		row(fmt.Sprintf("idle CPU over %s", s0.IdleFor), func(s steadyResult) string {
+			return fmt.Sprintf("%.2f s (%.2f%% of one core), %v reconciles", s.IdleCPU.Seconds(),
+				100*s.IdleCPU.Seconds()/s.IdleFor.Seconds(), s.IdleReconciles)
+		})
+		row("idle RSS", func(s steadyResult) string { return mib(s.IdleRSS) })
+		row(fmt.Sprintf("writes per no-op re-put (%d re-puts)", s0.NoOpPuts), func(s steadyResult) string { return per(s.NoOp, s.NoOpPuts) })
+		row("writes for one changed component", func(s steadyResult) string {
+			return fmt.Sprintf("%s; %d to other components' objects", per(s.Unrelated, 1), s.Unrelated.Others)
+		})
+		row(fmt.Sprintf("burst of %d puts to one key", s0.BurstPuts), func(s steadyResult) string {
+			return fmt.Sprintf("%v reconciles; %s", s.BurstReconciles, per(s.Burst, 1))
+		})
+		row(fmt.Sprintf("put → Ready, one put every %s for %s", s0.Interval, s0.LatencyFor), func(s steadyResult) string {
+			return fmt.Sprintf("p50 %s, p99 %s, max %s (%d puts)", ms(s.P50), ms(s.P99), ms(s.Max), s.Puts)
+		})
+		row("periodic resync: time, CPU, reconciles", func(s steadyResult) string {
+			return fmt.Sprintf("%s, %.2f s CPU, %v reconciles", ms(s.ResyncTime), s.ResyncCPU.Seconds(), s.ResyncReconciles)
+		})
+		row("periodic resync: writes", func(s steadyResult) string { return per(s.ResyncWrites, 1) })
+		row("restart, nothing changed: start → ready", func(s steadyResult) string { return ms(s.RestartReady) })
+		row("restart, nothing changed: writes", func(s steadyResult) string { return per(s.RestartWrites, 1) })
+		row("restart → a new put Ready", func(s steadyResult) string { return ms(s.RestartToNewPut) })
 	}
 }
 
-func (s steadyResult) markdown(w io.Writer) {
-	fmt.Fprintf(w, "\nSteady state at N = %d:\n\n| measurement | result |\n|---|---|\n", s.N)
-	row := func(k, format string, args ...any) { fmt.Fprintf(w, "| %s | %s |\n", k, fmt.Sprintf(format, args...)) }
-	row("idle CPU", "%.2f s over %s (%.2f%% of one core), %v reconciles", s.IdleCPU.Seconds(), s.IdleFor,
-		100*s.IdleCPU.Seconds()/s.IdleFor.Seconds(), s.IdleReconciles)
-	row("idle RSS", "%s", mib(s.IdleRSS))
-	per := func(c writeCount, n int) string {
-		return fmt.Sprintf("%.1f Kubernetes, %.1f JetStream API, %.1f status records", float64(c.Kube)/float64(n),
-			float64(c.JetStream)/float64(n), float64(c.Status)/float64(n))
-	}
-	row("writes per no-op re-put", "%s (%d re-puts)", per(s.NoOp, s.NoOpPuts), s.NoOpPuts)
-	row(fmt.Sprintf("burst of %d puts to one key", s.BurstPuts), "%v reconciles; %s", s.BurstReconciles, per(s.Burst, 1))
-	row(fmt.Sprintf("put → Ready, one put every %s for %s", s.Interval, s.LatencyFor), "p50 %s, p99 %s, max %s (%d puts)",
-		ms(s.P50), ms(s.P99), ms(s.Max), s.Puts)
-	row("restart, nothing changed: start → ready", "%s; writes %s", ms(s.RestartReady), per(s.RestartWrites, 1))
-	row("restart → a new put Ready", "%s", ms(s.RestartToNewPut))
+func per(c writeCount, n int) string {
+	return fmt.Sprintf("%.1f Kubernetes, %.1f JetStream API, %.1f status records", float64(c.Kube)/float64(n),
+		float64(c.JetStream)/float64(n), float64(c.Status)/float64(n))
 }
 
 // floorOf finds the floor measured with c (same N and round).

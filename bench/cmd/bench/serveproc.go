@@ -15,13 +15,17 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tinyctl/tinyctl/reconcile"
 )
 
-// build builds package pkg of the module at dir into out, as `go tool task
-// build` does (static, trimmed), and returns the binary's path.
-func build(ctx context.Context, dir, pkg, out string) (string, error) {
+// build builds package pkg of the module at dir into out as the controller
+// image's binary is built (static, trimmed, stripped, with build tags
+// tags: serve's image leaves out install and uninstall with "noinstall",
+// see internal/ociimage), and returns the binary's path.
+func build(ctx context.Context, dir, pkg, out, tags string) (string, error) {
 	bin := filepath.Join(out, filepath.Base(pkg))
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", tags, "-ldflags", "-s -w", "-o", bin, pkg)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stderr, os.Stderr
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if err := cmd.Run(); err != nil {
@@ -37,25 +41,42 @@ type proc struct {
 	cmd             *exec.Cmd
 	started         time.Time
 	metrics, health string
+	pprof           string // serve's profiling address, when asked for
+	counters        counters
 	exited          chan struct{}
 	err             error
 	logFile         *os.File
 }
 
-// startServe starts `bin serve` against e with extra flags; the clock of
-// every "from process start" figure starts here.
-func startServe(bin string, e *env, logPath string, extra ...string) (*proc, error) {
-	addrs, err := freeAddrs(2)
+// counters names a controller's metrics the driver reads: reconciles
+// finished and keys queued.
+type counters struct {
+	reconciles, depth string
+	labels            []string
+}
+
+var (
+	serveCounters             = counters{"tinyctl_reconcile_duration_seconds_count", "tinyctl_queue_depth", nil}
+	controllerRuntimeCounters = counters{"controller_runtime_reconcile_total", "workqueue_depth", []string{`controller="component"`}}
+)
+
+// startServe starts `bin serve` against e as its ServiceAccount with extra
+// flags; the clock of every "from process start" figure starts here.
+func (b *bench) startServe(e *env, logPath string, extra ...string) (*proc, error) {
+	if b.resync != 10*reconcile.DefaultRecheck {
+		extra = append([]string{"--recheck", (b.resync / 10).String()}, extra...)
+	}
+	addrs, err := freeAddrs(3)
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"serve", "--kubeconfig", e.cp.Kubeconfig, "--nats-url", e.nats.ClientURL(),
-		"--metrics-addr", addrs[0], "--health-addr", addrs[1], "--log-format", "json"}, extra...)
-	p, err := startProc(logPath, bin, args...)
+	args := append([]string{"serve", "--kubeconfig", e.controllerKubeconfig, "--nats-url", e.nats.ClientURL(),
+		"--metrics-addr", addrs[0], "--health-addr", addrs[1], "--pprof-addr", addrs[2], "--log-format", "json"}, extra...)
+	p, err := startProc(logPath, b.bin, args...)
 	if err != nil {
 		return nil, err
 	}
-	p.metrics, p.health = addrs[0], addrs[1]
+	p.metrics, p.health, p.pprof, p.counters = addrs[0], addrs[1], addrs[2], serveCounters
 	return p, nil
 }
 
@@ -174,7 +195,12 @@ func hasAll(s string, subs []string) bool {
 
 // reconciles is how many reconciles the process has finished, any result.
 func (p *proc) reconciles() (float64, error) {
-	return p.metric("tinyctl_reconcile_duration_seconds_count")
+	return p.metric(p.counters.reconciles, p.counters.labels...)
+}
+
+// depth is how many keys wait in the process's queue.
+func (p *proc) depth() (float64, error) {
+	return p.metric(p.counters.depth, p.counters.labels...)
 }
 
 // freeAddrs returns n free loopback host:port addresses.

@@ -11,9 +11,10 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 )
 
-// steadyResult is what serve costs once converged, at N components.
+// steadyResult is what a converged controller costs, at N components.
 type steadyResult struct {
-	N int `json:"n"`
+	N      int    `json:"n"`
+	System string `json:"system"` // "serve" or a baseline variant
 	// Idle: CPU used over IdleFor after convergence, RSS at its end,
 	// reconciles during it.
 	IdleFor        time.Duration `json:"idleFor"`
@@ -24,6 +25,9 @@ type steadyResult struct {
 	// NoOpPuts puts to different keys).
 	NoOpPuts int        `json:"noOpPuts"`
 	NoOp     writeCount `json:"noOp"`
+	// Unrelated: one component's spec changed; the writes the change
+	// caused, and how many of those touched another component's objects.
+	Unrelated writeCount `json:"unrelated"`
 	// Burst: BurstPuts changed specs put to one key as fast as one
 	// publisher can; what the controller did about them.
 	BurstPuts       int        `json:"burstPuts"`
@@ -33,13 +37,21 @@ type steadyResult struct {
 	// changed spec every Interval for LatencyFor.
 	Interval   time.Duration   `json:"interval"`
 	LatencyFor time.Duration   `json:"latencyFor"`
-	Latencies  []time.Duration `json:"-"`
+	Latencies  []time.Duration `json:"latencies"`
 	Puts       int             `json:"puts"`
 	P50        time.Duration   `json:"p50"`
 	P99        time.Duration   `json:"p99"`
 	Max        time.Duration   `json:"max,omitempty"`
-	// Restart with nothing changed: process start to /readyz, and the
-	// writes made by then.
+	// Resync: the controller's own periodic pass over every key (serve's
+	// full recheck; the baseline's informer resync), from its first
+	// reconcile to quiet: time, CPU, reconciles, writes.
+	ResyncTime       time.Duration `json:"resyncTime"`
+	ResyncCPU        time.Duration `json:"resyncCPU"`
+	ResyncReconciles float64       `json:"resyncReconciles"`
+	ResyncWrites     writeCount    `json:"resyncWrites"`
+	// Restart with nothing changed: process start to ready (serve's
+	// /readyz as leader; the baseline has no such signal: its queue empty
+	// and quiet), and the writes made by then.
 	RestartReady  time.Duration `json:"restartReady"`
 	RestartWrites writeCount    `json:"restartWrites"`
 	// Restart to a new put reconciled: process start, a changed spec put
@@ -47,10 +59,41 @@ type steadyResult struct {
 	RestartToNewPut time.Duration `json:"restartToNewPut"`
 }
 
-// steady runs every steady-state measurement on a converged env, in an
-// order where each leaves the next a quiet controller.
-func (b *bench) steady(ctx context.Context, e *env, p *proc, t *tracker, n int) (r steadyResult, err error) {
-	r.N = n
+// target is a controller under steady-state measurement: how the driver
+// publishes a spec to it, sees it Ready, tells its writes apart, and
+// starts it again.
+type target struct {
+	system string
+	put    func(ctx context.Context, c api.Component) (key string, rev uint64, err error)
+	ready  readiness
+	agent  string // the user-agent prefix of its requests in the audit log
+	// start starts the controller again (its log named after what for).
+	start func(what string) (*proc, error)
+	// isReady reports whether a started process says it is ready; nil:
+	// the controller has no such signal, and ready means quiet.
+	isReady func(p *proc) bool
+}
+
+// serveTarget is serve on e: specs put in the KV bucket, status records.
+func (b *bench) serveTarget(e *env, t *tracker, n int) target {
+	return target{
+		system: "serve",
+		put: func(ctx context.Context, c api.Component) (string, uint64, error) {
+			rev, err := e.put(ctx, c)
+			return api.KeyOf(c), rev, err
+		},
+		ready: t, agent: serveAgent,
+		start: func(what string) (*proc, error) {
+			return b.startServe(e, filepath.Join(b.out, fmt.Sprintf("serve-%d-%s.log", n, what)))
+		},
+		isReady: (*proc).ready,
+	}
+}
+
+// steady runs every steady-state measurement on a converged controller, in
+// an order where each leaves the next a quiet controller.
+func (b *bench) steady(ctx context.Context, e *env, p *proc, tg target, n int) (r steadyResult, err error) {
+	r.N, r.System = n, tg.system
 	js, err := e.countJetStreamWrites()
 	if err != nil {
 		return r, err
@@ -58,22 +101,24 @@ func (b *bench) steady(ctx context.Context, e *env, p *proc, t *tracker, n int) 
 	if err := quiet(ctx, p); err != nil {
 		return r, err
 	}
-	if err := b.idle(p, &r); err != nil {
-		return r, err
+	steps := []func() error{
+		func() error { return b.idle(p, &r) },
+		func() error { return b.noOp(ctx, e, p, tg, js, &r) },
+		func() error { return b.unrelated(ctx, e, p, tg, js, &r) },
+		func() error { return b.burst(ctx, e, p, tg, js, &r) },
+		func() error { return b.latency(ctx, p, tg, n, &r) },
+		func() error { return b.measureResync(ctx, e, p, tg, js, &r) },
+		func() error { return b.restarts(ctx, e, p, tg, js, &r) },
 	}
-	if err := b.noOp(ctx, e, p, js, &r); err != nil {
-		return r, err
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return r, err
+		}
 	}
-	if err := b.burst(ctx, e, p, t, js, &r); err != nil {
-		return r, err
-	}
-	if err := b.latency(ctx, e, p, t, n, &r); err != nil {
-		return r, err
-	}
-	return r, b.restarts(ctx, e, p, t, js, n, &r)
+	return r, nil
 }
 
-// quiet waits until serve's queue is empty and it has finished no
+// quiet waits until the process's queue is empty and it has finished no
 // reconcile for half a second.
 func quiet(ctx context.Context, p *proc) error {
 	last, since := -1.0, time.Now()
@@ -81,7 +126,7 @@ func quiet(ctx context.Context, p *proc) error {
 		if err := p.alive(); err != nil {
 			return permanent{err}
 		}
-		depth, err := p.metric("tinyctl_queue_depth")
+		depth, err := p.depth()
 		if err != nil {
 			return err
 		}
@@ -102,7 +147,7 @@ func quiet(ctx context.Context, p *proc) error {
 // idle measures CPU and RSS over b.idleFor with nothing to do. The window
 // is a measurement, not a wait for a condition.
 func (b *bench) idle(p *proc, r *steadyResult) error {
-	b.logf("idle: %s", b.idleFor)
+	b.logf("%s idle: %s", r.System, b.idleFor)
 	u0, err := p.usage()
 	if err != nil {
 		return err
@@ -126,43 +171,57 @@ func (b *bench) idle(p *proc, r *steadyResult) error {
 }
 
 // noOp re-puts the unchanged spec of ten components, one at a time, and
-// counts the writes each caused once its reconcile has finished.
-func (b *bench) noOp(ctx context.Context, e *env, p *proc, js *jsWrites, r *steadyResult) error {
+// counts the writes they caused once the controller is quiet again. A
+// re-put that changes nothing may not even reach the controller (the API
+// server drops an apply that changes nothing), so the driver waits for
+// quiet, not for a reconcile.
+func (b *bench) noOp(ctx context.Context, e *env, p *proc, tg target, js *jsWrites, r *steadyResult) error {
 	const puts = 10
-	b.logf("no-op re-puts: %d", puts)
+	b.logf("%s no-op re-puts: %d", r.System, puts)
 	m, err := e.mark(ctx, js)
 	if err != nil {
 		return err
 	}
 	for i := range puts {
-		n0, err := p.reconciles()
-		if err != nil {
-			return err
-		}
-		if _, err := e.put(ctx, component(i)); err != nil {
-			return err
-		}
-		if err := poll(ctx, time.Minute, func() error {
-			if n, err := p.reconciles(); err != nil || n <= n0 {
-				return fmt.Errorf("re-put %d not reconciled yet (%v)", i, err)
-			}
-			return nil
-		}); err != nil {
+		if _, _, err := tg.put(ctx, component(i)); err != nil {
 			return err
 		}
 		if err := quiet(ctx, p); err != nil {
 			return err
 		}
 	}
-	c, err := e.since(ctx, m, js)
+	c, err := e.since(ctx, m, js, tg.agent, "")
 	r.NoOpPuts, r.NoOp = puts, c
+	return err
+}
+
+// unrelated changes one component and counts what the controller wrote
+// for it and for every other component.
+func (b *bench) unrelated(ctx context.Context, e *env, p *proc, tg target, js *jsWrites, r *steadyResult) error {
+	b.logf("%s: one component changed", r.System)
+	m, err := e.mark(ctx, js)
+	if err != nil {
+		return err
+	}
+	c := component(3, api.EnvVar{Name: "CHANGED", Value: "1"})
+	key, rev, err := tg.put(ctx, c)
+	if err != nil {
+		return err
+	}
+	if err := tg.ready.waitAllReady(ctx, map[string]uint64{key: rev}, time.Minute, p.alive); err != nil {
+		return err
+	}
+	if err := quiet(ctx, p); err != nil {
+		return err
+	}
+	r.Unrelated, err = e.since(ctx, m, js, tg.agent, c.Metadata.Name)
 	return err
 }
 
 // burst puts b.burstPuts changed specs to one key, then waits until the
 // last is Ready, and counts reconciles and writes.
-func (b *bench) burst(ctx context.Context, e *env, p *proc, t *tracker, js *jsWrites, r *steadyResult) error {
-	b.logf("burst: %d puts to one key", b.burstPuts)
+func (b *bench) burst(ctx context.Context, e *env, p *proc, tg target, js *jsWrites, r *steadyResult) error {
+	b.logf("%s burst: %d puts to one key", r.System, b.burstPuts)
 	m, err := e.mark(ctx, js)
 	if err != nil {
 		return err
@@ -171,14 +230,14 @@ func (b *bench) burst(ctx context.Context, e *env, p *proc, t *tracker, js *jsWr
 	if err != nil {
 		return err
 	}
+	var key string
 	var last uint64
 	for i := range b.burstPuts {
-		if last, err = e.put(ctx, component(0, api.EnvVar{Name: "BURST", Value: strconv.Itoa(i)})); err != nil {
+		if key, last, err = tg.put(ctx, component(0, api.EnvVar{Name: "BURST", Value: strconv.Itoa(i)})); err != nil {
 			return err
 		}
 	}
-	key := api.KeyOf(component(0))
-	if err := t.waitAllReady(ctx, map[string]uint64{key: last}, time.Minute, p.alive); err != nil {
+	if err := tg.ready.waitAllReady(ctx, map[string]uint64{key: last}, time.Minute, p.alive); err != nil {
 		return err
 	}
 	if err := quiet(ctx, p); err != nil {
@@ -188,15 +247,15 @@ func (b *bench) burst(ctx context.Context, e *env, p *proc, t *tracker, js *jsWr
 	if err != nil {
 		return err
 	}
-	c, err := e.since(ctx, m, js)
+	c, err := e.since(ctx, m, js, tg.agent, "")
 	r.BurstPuts, r.BurstReconciles, r.Burst = b.burstPuts, n1-n0, c
 	return err
 }
 
 // latency puts one changed spec every b.interval for b.latencyFor, each to
 // the next component, and measures put → status Ready at that revision.
-func (b *bench) latency(ctx context.Context, e *env, p *proc, t *tracker, n int, r *steadyResult) error {
-	b.logf("latency: one put every %s for %s", b.interval, b.latencyFor)
+func (b *bench) latency(ctx context.Context, p *proc, tg target, n int, r *steadyResult) error {
+	b.logf("%s latency: one put every %s for %s", r.System, b.interval, b.latencyFor)
 	type sent struct {
 		key string
 		rev uint64
@@ -209,22 +268,22 @@ func (b *bench) latency(ctx context.Context, e *env, p *proc, t *tracker, n int,
 	for i := 1; time.Now().Before(end); i++ {
 		c := component(1+i%(n-1), api.EnvVar{Name: "UPDATE", Value: strconv.Itoa(i)})
 		at := time.Now()
-		rev, err := e.put(ctx, c)
+		key, rev, err := tg.put(ctx, c)
 		if err != nil {
 			return err
 		}
-		puts = append(puts, sent{api.KeyOf(c), rev, at})
+		puts = append(puts, sent{key, rev, at})
 		<-tick.C
 	}
 	want := map[string]uint64{}
 	for _, s := range puts {
 		want[s.key] = max(want[s.key], s.rev)
 	}
-	if err := t.waitAllReady(ctx, want, time.Minute, p.alive); err != nil {
+	if err := tg.ready.waitAllReady(ctx, want, time.Minute, p.alive); err != nil {
 		return err
 	}
 	for _, s := range puts {
-		at, _ := t.readyAt(s.key, s.rev)
+		at, _ := tg.ready.readyAt(s.key, s.rev)
 		r.Latencies = append(r.Latencies, at.Sub(s.at))
 	}
 	slices.Sort(r.Latencies)
@@ -240,11 +299,56 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
-// restarts stops p and starts serve twice: once to count what a restart
-// with nothing changed writes until ready, once with a changed spec put
-// right after the process starts, timed until that put is Ready.
-func (b *bench) restarts(ctx context.Context, e *env, p *proc, t *tracker, js *jsWrites, n int, r *steadyResult) error {
-	b.logf("restart with nothing changed")
+// measureResync waits for the controller's own periodic pass over every key
+// (nothing else is changing: the first reconcile is its start) and
+// measures it until the controller is quiet again.
+func (b *bench) measureResync(ctx context.Context, e *env, p *proc, tg target, js *jsWrites, r *steadyResult) error {
+	b.logf("%s: waiting for its periodic resync", r.System)
+	n0, err := p.reconciles()
+	if err != nil {
+		return err
+	}
+	if err := poll(ctx, b.resyncWithin, func() error {
+		if err := p.alive(); err != nil {
+			return permanent{err}
+		}
+		if n, err := p.reconciles(); err != nil || n == n0 {
+			return fmt.Errorf("no resync yet (%v)", err)
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("%s resync: %w", r.System, err)
+	}
+	start := time.Now()
+	u0, err := p.usage()
+	if err != nil {
+		return err
+	}
+	m, err := e.mark(ctx, js)
+	if err != nil {
+		return err
+	}
+	if err := quiet(ctx, p); err != nil {
+		return err
+	}
+	u1, err := p.usage()
+	if err != nil {
+		return err
+	}
+	n1, err := p.reconciles()
+	if err != nil {
+		return err
+	}
+	r.ResyncTime, r.ResyncCPU, r.ResyncReconciles = time.Since(start), u1.CPU-u0.CPU, n1-n0
+	r.ResyncWrites, err = e.since(ctx, m, js, tg.agent, "")
+	return err
+}
+
+// restarts stops p and starts the controller twice: once to count what a
+// restart with nothing changed writes until ready, once with a changed
+// spec put right after the process starts, timed until that put is Ready.
+func (b *bench) restarts(ctx context.Context, e *env, p *proc, tg target, js *jsWrites, r *steadyResult) error {
+	b.logf("%s: restart with nothing changed", r.System)
 	if err := p.stop(); err != nil {
 		return err
 	}
@@ -252,47 +356,69 @@ func (b *bench) restarts(ctx context.Context, e *env, p *proc, t *tracker, js *j
 	if err != nil {
 		return err
 	}
-	p2, err := startServe(b.bin, e, filepath.Join(b.out, fmt.Sprintf("serve-%d-restart.log", n)))
+	p2, err := tg.start("restart")
 	if err != nil {
 		return err
 	}
 	defer func() { _ = p2.stop() }()
+	if tg.isReady != nil {
+		err = poll(ctx, b.timeout, func() error {
+			if err := p2.alive(); err != nil {
+				return permanent{err}
+			}
+			if !tg.isReady(p2) {
+				return fmt.Errorf("not ready")
+			}
+			return nil
+		})
+		r.RestartReady = time.Since(p2.started)
+	} else {
+		err = b.quietAfterStart(ctx, p2)
+		r.RestartReady = time.Since(p2.started) - 500*time.Millisecond // quiet's own half second
+	}
+	if err != nil {
+		return err
+	}
+	if err := quiet(ctx, p2); err != nil {
+		return err
+	}
+	if r.RestartWrites, err = e.since(ctx, m, js, tg.agent, ""); err != nil {
+		return err
+	}
+	b.logf("%s: restart to a new put reconciled", r.System)
+	if err := p2.stop(); err != nil {
+		return err
+	}
+	p3, err := tg.start("restart-put")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = p3.stop() }()
+	key, rev, err := tg.put(ctx, component(2, api.EnvVar{Name: "RESTART", Value: "1"}))
+	if err != nil {
+		return err
+	}
+	if err := tg.ready.waitAllReady(ctx, map[string]uint64{key: rev}, b.timeout, p3.alive); err != nil {
+		return err
+	}
+	at, _ := tg.ready.readyAt(key, rev)
+	r.RestartToNewPut = at.Sub(p3.started)
+	return nil
+}
+
+// quietAfterStart waits until a just-started controller has reconciled
+// something and gone quiet (its metrics answer only once it runs).
+func (b *bench) quietAfterStart(ctx context.Context, p *proc) error {
 	if err := poll(ctx, b.timeout, func() error {
-		if err := p2.alive(); err != nil {
+		if err := p.alive(); err != nil {
 			return permanent{err}
 		}
-		if !p2.ready() {
-			return fmt.Errorf("not ready")
+		if n, err := p.reconciles(); err != nil || n == 0 {
+			return fmt.Errorf("nothing reconciled yet (%v)", err)
 		}
 		return nil
 	}); err != nil {
 		return err
 	}
-	r.RestartReady = time.Since(p2.started)
-	if err := quiet(ctx, p2); err != nil {
-		return err
-	}
-	if r.RestartWrites, err = e.since(ctx, m, js); err != nil {
-		return err
-	}
-	b.logf("restart to a new put reconciled")
-	if err := p2.stop(); err != nil {
-		return err
-	}
-	p3, err := startServe(b.bin, e, filepath.Join(b.out, fmt.Sprintf("serve-%d-restart-put.log", n)))
-	if err != nil {
-		return err
-	}
-	defer func() { _ = p3.stop() }()
-	c := component(2, api.EnvVar{Name: "RESTART", Value: "1"})
-	rev, err := e.put(ctx, c)
-	if err != nil {
-		return err
-	}
-	if err := t.waitAllReady(ctx, map[string]uint64{api.KeyOf(c): rev}, b.timeout, p3.alive); err != nil {
-		return err
-	}
-	at, _ := t.readyAt(api.KeyOf(c), rev)
-	r.RestartToNewPut = at.Sub(p3.started)
-	return nil
+	return quiet(ctx, p)
 }

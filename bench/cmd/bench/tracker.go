@@ -18,14 +18,33 @@ type readySeen struct {
 	at  time.Time
 }
 
-// tracker follows the status bucket: for every component, each revision
-// it was reported Ready at and when the driver saw it. A status record is
-// the last write of a reconcile, so Ready at revision r means every child
-// of r has been applied.
-type tracker struct {
+// readiness is what the driver has seen reported Ready: serve's status
+// records (tracker) or the baseline's Component statuses (crTracker).
+type readiness interface {
+	readyAt(key string, rev uint64) (time.Time, bool)
+	waitAllReady(ctx context.Context, want map[string]uint64, within time.Duration, alive func() error) error
+}
+
+// seenLog is, for every component, each revision it was reported Ready at
+// and when the driver saw it.
+type seenLog struct {
 	mu    sync.Mutex
 	ready map[string][]readySeen
-	w     *kv.Watcher
+}
+
+func (t *seenLog) saw(key string, rev uint64) {
+	now := time.Now()
+	t.mu.Lock()
+	t.ready[key] = append(t.ready[key], readySeen{rev, now})
+	t.mu.Unlock()
+}
+
+// tracker follows the status bucket. A status record is the last write of
+// a reconcile, so Ready at revision r means every child of r has been
+// applied.
+type tracker struct {
+	seenLog
+	w *kv.Watcher
 }
 
 // track starts following e's status bucket; stop it with ctx.
@@ -34,7 +53,7 @@ func (e *env) track(ctx context.Context) (*tracker, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &tracker{ready: map[string][]readySeen{}, w: w}
+	t := &tracker{seenLog: seenLog{ready: map[string][]readySeen{}}, w: w}
 	go t.run()
 	return t, nil
 }
@@ -48,15 +67,12 @@ func (t *tracker) run() {
 		if err != nil || !st.IsTrue(api.ConditionReady) {
 			continue
 		}
-		now := time.Now()
-		t.mu.Lock()
-		t.ready[st.Component] = append(t.ready[st.Component], readySeen{st.ObservedRevision, now})
-		t.mu.Unlock()
+		t.saw(st.Component, st.ObservedRevision)
 	}
 }
 
 // readyAt returns when key was first seen Ready at revision rev or later.
-func (t *tracker) readyAt(key string, rev uint64) (time.Time, bool) {
+func (t *seenLog) readyAt(key string, rev uint64) (time.Time, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, s := range t.ready[key] {
@@ -68,7 +84,7 @@ func (t *tracker) readyAt(key string, rev uint64) (time.Time, bool) {
 }
 
 // readyCount counts the keys of want seen Ready at their revision or later.
-func (t *tracker) readyCount(want map[string]uint64) int {
+func (t *seenLog) readyCount(want map[string]uint64) int {
 	n := 0
 	for k, rev := range want {
 		if _, ok := t.readyAt(k, rev); ok {
@@ -80,7 +96,7 @@ func (t *tracker) readyCount(want map[string]uint64) int {
 
 // waitAllReady polls until every key of want is Ready at its revision, the
 // check fails, or the deadline passes.
-func (t *tracker) waitAllReady(ctx context.Context, want map[string]uint64, within time.Duration, alive func() error) error {
+func (t *seenLog) waitAllReady(ctx context.Context, want map[string]uint64, within time.Duration, alive func() error) error {
 	return poll(ctx, within, func() error {
 		if err := alive(); err != nil {
 			return permanent{err}

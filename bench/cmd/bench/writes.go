@@ -16,11 +16,19 @@ import (
 
 // writeCount is what a controller wrote between two marks: Kubernetes
 // writes from the API server's audit log (only those whose user agent is
-// serve's), JetStream API writes from the server's API advisories, and
-// status records from the status stream's sequence.
+// the controller's), JetStream API writes from the server's API
+// advisories, and status records from the status stream's sequence.
+// Others is how many of the Kubernetes writes touched objects of another
+// component than the one changed (counted only when one was).
 type writeCount struct {
-	Kube, JetStream, Status int
+	Kube, JetStream, Status, Others int
 }
+
+// The controllers' user agents, as the audit log shows them.
+const (
+	serveAgent    = "tinyctl-serve/"
+	baselineAgent = "tinyctl-crbaseline"
+)
 
 // writeMark is the start of a writeCount.
 type writeMark struct {
@@ -79,25 +87,33 @@ func (e *env) mark(ctx context.Context, js *jsWrites) (writeMark, error) {
 	return m, err
 }
 
-// since counts what was written after m. The JetStream count needs the
-// advisories delivered: the caller flushes the connection first.
-func (e *env) since(ctx context.Context, m writeMark, js *jsWrites) (writeCount, error) {
+// since counts what the controller with user agent agent wrote after m;
+// changed, when not empty, is the name of the one component changed
+// since. The JetStream count needs the advisories delivered: it flushes
+// the connection first.
+func (e *env) since(ctx context.Context, m writeMark, js *jsWrites, agent, changed string) (writeCount, error) {
 	if err := e.conn.NATS().Flush(); err != nil {
 		return writeCount{}, err
 	}
 	c := writeCount{JetStream: int(js.n.Load() - m.js)}
-	events, err := e.auditSince(m.audit)
+	events, err := e.auditSince(m.audit, agent)
 	if err != nil {
 		return c, err
 	}
 	c.Kube = len(events)
+	for _, ev := range events {
+		if changed != "" && !strings.Contains(ev.ObjectRef.Name, changed) {
+			c.Others++
+		}
+	}
 	seq, err := e.statusSeq(ctx)
 	c.Status = int(seq - m.status)
 	return c, err
 }
 
-// auditSince returns the persisted writes serve made after offset.
-func (e *env) auditSince(offset int64) ([]auditEvent, error) {
+// auditSince returns the writes (requests with a write verb, dry runs
+// left out) the controller with user agent agent made after offset.
+func (e *env) auditSince(offset int64, agent string) ([]auditEvent, error) {
 	f, err := os.Open(e.cp.AuditLogPath())
 	if err != nil {
 		return nil, err
@@ -114,7 +130,7 @@ func (e *env) auditSince(offset int64) ([]auditEvent, error) {
 		if json.Unmarshal(sc.Bytes(), &ev) != nil {
 			continue // a line being written
 		}
-		if strings.HasPrefix(ev.UserAgent, "tinyctl-serve/") && !strings.Contains(ev.RequestURI, "dryRun=") {
+		if strings.HasPrefix(ev.UserAgent, agent) && !strings.Contains(ev.RequestURI, "dryRun=") {
 			out = append(out, ev)
 		}
 	}
