@@ -26,11 +26,11 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 	}
 	cfg := optionsOf(opts)
 	live := cfg.live
-	if live == nil {
+	if live == nil && !cfg.absent {
 		live, err = m.metaClient(mapping, obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
 	}
 	switch {
-	case apierrors.IsNotFound(err):
+	case cfg.absent || apierrors.IsNotFound(err):
 		res.Action = api.Created
 	case err != nil:
 		return res, fmt.Errorf("%s apply failed: read live: %w", res.Ref(), err)

@@ -13,7 +13,8 @@ import (
 // SetOptions tune ApplyAll.
 type SetOptions struct {
 	// Live returns an object's live metadata when a cache has it (see
-	// KnownLive); nil, or ok false, reads it from the API server.
+	// KnownLive), or nil and ok when it is known not to exist; a nil
+	// function, or ok false, reads it from the API server.
 	Live func(*unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool)
 	// Options apply to every object (Owned, say).
 	Options []Option
@@ -31,8 +32,10 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 	for _, obj := range objs {
 		opts := o.Options
 		if o.Live != nil {
-			if live, ok := o.Live(obj); ok {
+			if live, ok := o.Live(obj); ok && live != nil {
 				opts = append(opts[:len(opts):len(opts)], KnownLive(live))
+			} else if ok {
+				opts = append(opts[:len(opts):len(opts)], knownAbsent())
 			}
 		}
 		res, err := m.Apply(ctx, obj, opts...)

@@ -7,6 +7,7 @@ type Option func(*options)
 
 type options struct {
 	live       *metav1.PartialObjectMetadata
+	absent     bool // known not to exist (live is nil)
 	ownerLabel string
 	ownerValue string
 }
@@ -25,6 +26,12 @@ func optionsOf(opts []Option) options {
 // apply, or a revert that waits for the informer's next event.
 func KnownLive(m *metav1.PartialObjectMetadata) Option {
 	return func(o *options) { o.live = m }
+}
+
+// knownAbsent tells Apply the object does not exist, from a read made
+// earlier (Prefetch), so it creates it without reading it first.
+func knownAbsent() Option {
+	return func(o *options) { o.absent = true }
 }
 
 // Owned makes Apply and Delete touch an existing object only when it

@@ -3,10 +3,12 @@ package apply_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -133,4 +135,58 @@ func TestDiffShowsOnlyWhatWouldChange(t *testing.T) {
 			t.Errorf("diff lacks %q:\n%s", line, d)
 		}
 	}
+}
+
+// TestPrefetchReadsWhatTheCacheLacksAndApplyAllTrustsIt: the prefetched
+// answers say absent, someone else's or ours, and ApplyAll acts on them as
+// on a read of its own: creates, configures, and refuses the object it
+// does not own.
+func TestPrefetchReadsWhatTheCacheLacksAndApplyAllTrustsIt(t *testing.T) {
+	ns := kube.Namespace(t, nil)
+	a := newApplier(t)
+	ctx := context.Background()
+	mustApply(t, a, configMap(ns, "theirs", "original", "h0"), api.Created)
+	mustApply(t, a, labelled(configMap(ns, "mine", "v1", "h1"), "ns.me"), api.Created)
+	cached := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "cached", Namespace: ns,
+		Labels: map[string]string{owner: "ns.me"}, Annotations: map[string]string{hashKey: "h2"}}}
+	known := func(obj *unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool) {
+		if obj.GetName() == "cached" {
+			return cached, true
+		}
+		return nil, false
+	}
+	objs := []*unstructured.Unstructured{
+		labelled(configMap(ns, "new", "v2", "h2"), "ns.me"),
+		labelled(configMap(ns, "mine", "v2", "h2"), "ns.me"),
+		labelled(configMap(ns, "cached", "v2", "h2"), "ns.me"), // the cache says up to date (it does not exist)
+		labelled(configMap(ns, "theirs", "v2", "h2"), "ns.me"),
+	}
+	live := a.Prefetch(ctx, objs, known)
+	for _, tc := range []struct {
+		name, wantLabel string
+		wantNil         bool
+	}{{"new", "", true}, {"mine", "ns.me", false}, {"cached", "ns.me", false}, {"theirs", "", false}} {
+		m, ok := live(objByName(objs, tc.name))
+		if !ok || (m == nil) != tc.wantNil || (m != nil && m.Labels[owner] != tc.wantLabel) {
+			t.Fatalf("prefetched %s: %v %v, want nil %v, label %q", tc.name, m, ok, tc.wantNil, tc.wantLabel)
+		}
+	}
+	cs, err := a.ApplyAll(ctx, objs, apply.SetOptions{Live: live, Options: []apply.Option{apply.Owned(owner, "ns.me")}})
+	var got []api.Action
+	for _, r := range cs {
+		got = append(got, r.Action)
+	}
+	want := []api.Action{api.Created, api.Configured, api.Unchanged, api.Skipped}
+	if !errors.Is(err, apply.ErrNotOwned) || !slices.Equal(got, want) {
+		t.Fatalf("ApplyAll: %v, %v; want %v and ErrNotOwned", got, err, want)
+	}
+}
+
+func objByName(objs []*unstructured.Unstructured, name string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetName() == name {
+			return o
+		}
+	}
+	return nil
 }

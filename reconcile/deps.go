@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -58,8 +59,10 @@ type Specs interface {
 
 // Streams provisions a component's JetStream stream and durable consumer.
 type Streams interface {
-	// Ensure makes both exist as configured and says what it did to each.
-	Ensure(ctx context.Context, stream jetstream.StreamConfig, consumer jetstream.ConsumerConfig) (s, c api.Action, err error)
+	// Ensure makes both exist as configured and says what it did to each;
+	// fresh says the stream most likely does not exist yet (create it
+	// first, look it up only if the name is taken).
+	Ensure(ctx context.Context, stream jetstream.StreamConfig, consumer jetstream.ConsumerConfig, fresh bool) (s, c api.Action, err error)
 	// Delete removes a stream with its messages and consumers.
 	Delete(ctx context.Context, stream string) (api.Action, error)
 	// Names lists every stream, for the check that re-creates streams
@@ -79,6 +82,8 @@ type Statuses interface {
 // Kube is the Kubernetes write path (package apply's Manager).
 type Kube interface {
 	ApplyAll(ctx context.Context, objs []*unstructured.Unstructured, o apply.SetOptions) (apply.ChangeSet, error)
+	Prefetch(ctx context.Context, objs []*unstructured.Unstructured,
+		known func(*unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool)) func(*unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool)
 	Delete(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string, opts ...apply.Option) (apply.Result, error)
 	Create(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, apply.Result, error)
 	Get(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -89,10 +90,17 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 	if err := c.ensureNamespace(ctx, p.namespace); err != nil {
 		return nil, err
 	}
+	desired, refused := c.children.withoutRefused(p.desired)
+	// The children the informers do not hold (a new component's) are read
+	// while the revision is checked and the stream ensured, not one by one
+	// before each apply. A reconcile that ends early cancels the reads.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	live := c.deps.Kube.Prefetch(ctx, desired, c.children.get)
 	if err := c.guard(ctx, p.key, p.rev, false); err != nil {
 		return nil, err
 	}
-	if err := c.ensureStream(ctx, p.objs); err != nil {
+	if err := c.ensureStream(ctx, p.objs, p.fresh); err != nil {
 		return nil, err
 	}
 	var creds []api.Child
@@ -104,8 +112,7 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 		creds = append(creds, secret)
 		c.scheduleRotation(p.key, secret.Expires)
 	}
-	desired, refused := c.children.withoutRefused(p.desired)
-	kids, err := c.applyChildren(ctx, p, desired)
+	kids, err := c.applyChildren(ctx, p, desired, live)
 	kids = append(creds, kids...)
 	if apierrors.IsNotFound(err) {
 		c.namespaces.remove(p.namespace) // the namespace went away: check it again next time
@@ -169,10 +176,11 @@ func (c *Controller) ensureNamespace(ctx context.Context, ns string) error {
 	return nil
 }
 
-// ensureStream ensures the component's stream and consumer.
-func (c *Controller) ensureStream(ctx context.Context, objs render.Objects) error {
+// ensureStream ensures the component's stream and consumer; fresh: it was
+// never reconciled here.
+func (c *Controller) ensureStream(ctx context.Context, objs render.Objects, fresh bool) error {
 	return c.fenced(ctx, func(ctx context.Context) error {
-		s, cons, err := c.deps.Streams.Ensure(ctx, objs.Stream, objs.Consumer)
+		s, cons, err := c.deps.Streams.Ensure(ctx, objs.Stream, objs.Consumer, fresh)
 		if err != nil {
 			return stepError("stream "+objs.Stream.Name, err)
 		}
@@ -188,12 +196,13 @@ func (c *Controller) ensureStream(ctx context.Context, objs render.Objects) erro
 // kind the controller may not list) in order, each only if this component
 // owns it or it does not exist. A kind that is not installed does not stop
 // the others (the error then classifies as waiting).
-func (c *Controller) applyChildren(ctx context.Context, p plan, desired []*unstructured.Unstructured) ([]api.Child, error) {
+func (c *Controller) applyChildren(ctx context.Context, p plan, desired []*unstructured.Unstructured,
+	live func(*unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool)) ([]api.Child, error) {
 	owner := render.ComponentLabelValue(p.namespace, p.objs.Deployment.Name)
 	var cs apply.ChangeSet
 	err := c.fenced(ctx, func(ctx context.Context) (err error) {
 		cs, err = c.deps.Kube.ApplyAll(ctx, desired, apply.SetOptions{
-			Live:    c.children.get,
+			Live:    live,
 			Options: []apply.Option{apply.Owned(render.LabelComponent, owner)},
 		})
 		return err

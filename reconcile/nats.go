@@ -122,8 +122,8 @@ func StreamsFrom(m *streams.Manager) Streams { return natsStreams{m} }
 
 type natsStreams struct{ m *streams.Manager }
 
-func (n natsStreams) Ensure(ctx context.Context, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig) (api.Action, api.Action, error) {
-	res, err := n.m.EnsureStreamAndConsumer(ctx, sc, cc, streams.EnsureOptions{})
+func (n natsStreams) Ensure(ctx context.Context, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, fresh bool) (api.Action, api.Action, error) {
+	res, err := n.m.EnsureStreamAndConsumer(ctx, sc, cc, streams.EnsureOptions{LikelyAbsent: fresh})
 	return res.Stream, res.Consumer, err
 }
 

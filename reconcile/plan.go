@@ -94,6 +94,9 @@ type plan struct {
 	deleteSecret string
 	// err says why a planInvalid revision cannot be applied.
 	err error
+	// fresh: the component has no status record here, so it was never
+	// reconciled here and its stream most likely does not exist yet.
+	fresh bool
 }
 
 // decide turns in into a plan. It reads nothing and writes nothing. A
@@ -140,7 +143,7 @@ func decide(in input) plan {
 		p.kind, p.err = planInvalid, stepError("render", err)
 		return p
 	}
-	p.kind, p.objs, p.namespace = planApply, objs, comp.Metadata.Namespace
+	p.kind, p.objs, p.namespace, p.fresh = planApply, objs, comp.Metadata.Namespace, in.prev == nil
 	p.prune, p.deleteSecret = unwanted(in.live, p.desired), ""
 	if in.minting {
 		p.creds = planCredentials(comp, in.prev, in.tls, in.ttl, in.now)

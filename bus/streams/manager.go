@@ -55,6 +55,12 @@ type EnsureOptions struct {
 	// position (acknowledged and pending messages) is lost. Off by default:
 	// such drift is reported as a *DriftError instead.
 	RecreateConsumer bool
+	// LikelyAbsent says the caller believes the stream does not exist yet
+	// (its component was never reconciled here): the stream is created
+	// without a lookup first, and looked up only when the name is taken.
+	// That saves a round trip per new component; a stream that did exist
+	// with the same configuration is then reported Created.
+	LikelyAbsent bool
 }
 
 // DefaultMaxInFlight bounds concurrent JetStream API calls when New is given no bound.
@@ -96,24 +102,39 @@ func (m *Manager) call(ctx context.Context, fn func(context.Context) error) erro
 // (named by cc.Durable or cc.Name, on stream sc.Name) exist as configured,
 // and says what it did. Each object is looked up first and created only
 // when the lookup says it does not exist; a failed lookup is a
-// *TransientError, never taken for "exists". Drift is updated in place;
+// *TransientError, never taken for "exists". The consumer of a stream just
+// created, and a stream opts.LikelyAbsent, are created without a lookup,
+// which happens only if the name is taken. Drift is updated in place;
 // what the server refuses to update is a *DriftError (a consumer is
 // re-created instead only with opts.RecreateConsumer).
 func (m *Manager) EnsureStreamAndConsumer(ctx context.Context, sc jetstream.StreamConfig,
 	cc jetstream.ConsumerConfig, opts EnsureOptions) (EnsureResult, error) {
 	var res EnsureResult
 	var err error
-	if res.Stream, err = m.EnsureStream(ctx, sc); err != nil {
+	if res.Stream, err = m.ensureStream(ctx, sc, opts.LikelyAbsent); err != nil {
 		return res, err
 	}
-	res.Consumer, err = m.EnsureConsumer(ctx, sc.Name, cc, opts)
+	res.Consumer, err = m.ensureConsumer(ctx, sc.Name, cc, opts, res.Stream == api.Created)
 	return res, err
 }
 
 // EnsureStream makes stream cfg exist as configured; see
 // EnsureStreamAndConsumer.
 func (m *Manager) EnsureStream(ctx context.Context, cfg jetstream.StreamConfig) (api.Action, error) {
+	return m.ensureStream(ctx, cfg, false)
+}
+
+func (m *Manager) ensureStream(ctx context.Context, cfg jetstream.StreamConfig, createFirst bool) (api.Action, error) {
 	object := "stream/" + cfg.Name
+	if createFirst {
+		err := m.call(ctx, func(ctx context.Context) error { return m.api.CreateStream(ctx, cfg) })
+		if err == nil {
+			return api.Created, nil
+		}
+		if !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return "", writeFailure("create "+object, err)
+		}
+	}
 	var have *jetstream.StreamInfo
 	err := m.call(ctx, func(ctx context.Context) (err error) {
 		have, err = m.api.StreamInfo(ctx, cfg.Name)
@@ -144,11 +165,24 @@ func (m *Manager) EnsureStream(ctx context.Context, cfg jetstream.StreamConfig) 
 // EnsureConsumer makes durable consumer cfg exist on stream as
 // configured; see EnsureStreamAndConsumer.
 func (m *Manager) EnsureConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, opts EnsureOptions) (api.Action, error) {
+	return m.ensureConsumer(ctx, stream, cfg, opts, false)
+}
+
+func (m *Manager) ensureConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, opts EnsureOptions, createFirst bool) (api.Action, error) {
 	name := consumerName(cfg)
 	if name == "" {
 		return "", errors.New("bus: consumer config needs a durable name")
 	}
 	object := "consumer/" + stream + "/" + name
+	if createFirst {
+		err := m.createConsumer(ctx, stream, cfg)
+		if err == nil {
+			return api.Created, nil
+		}
+		if !errors.Is(err, jetstream.ErrConsumerExists) {
+			return "", writeFailure("create "+object, err)
+		}
+	}
 	var have *jetstream.ConsumerInfo
 	err := m.call(ctx, func(ctx context.Context) (err error) {
 		have, err = m.api.ConsumerInfo(ctx, stream, name)

@@ -3,12 +3,16 @@ package streams_test
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus/streams"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/bus"
@@ -174,4 +178,72 @@ func consumerInfo(t *testing.T, e streamEnv, stream, name string) *jetstream.Con
 	info, err := c.Info(e.ctx)
 	testenv.Must(t, err)
 	return info
+}
+
+// apiRequests records the JetStream API requests made on s's server, by
+// subject less the $JS.API. prefix and the object names.
+func apiRequests(t *testing.T, nc *nats.Conn) func() []string {
+	t.Helper()
+	var mu sync.Mutex
+	var got []string
+	sub, err := nc.Subscribe("$JS.API.>", func(m *nats.Msg) {
+		verb := strings.TrimPrefix(m.Subject, "$JS.API.")
+		for _, kind := range []string{"STREAM.CREATE", "STREAM.INFO", "STREAM.UPDATE", "CONSUMER.CREATE", "CONSUMER.INFO", "CONSUMER.DURABLE.CREATE"} {
+			if strings.HasPrefix(verb, kind+".") {
+				verb = kind
+			}
+		}
+		mu.Lock()
+		got = append(got, verb)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	return func() []string {
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+}
+
+// TestANewComponentCostsOneRequestPerObject: a stream just created gets its
+// consumer without a lookup, and a stream said to be likely absent is
+// created without one; a name that is taken falls back to the lookup.
+func TestANewComponentCostsOneRequestPerObject(t *testing.T) {
+	t.Parallel()
+	s := natstest.Start(t)
+	c := natstest.BusConnect(t, s.BusConfig(), nil)
+	requests := apiRequests(t, c.NATS())
+	e := streamEnv{ctx: testenv.Ctx(t, 20*time.Second), js: c.JetStream(), m: streams.New(c, 4)}
+	sc, cc := workQueue()
+
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
+	if got, want := requests(), []string{"STREAM.INFO", "STREAM.CREATE", "CONSUMER.CREATE"}; !slices.Equal(got, want) {
+		t.Fatalf("a new stream without a hint: requests %v, want %v", got, want)
+	}
+
+	other := sc
+	other.Name, other.Subjects = "TINYCTL_workers_loader", []string{"jobs.load.>"}
+	before := len(requests())
+	e.ensure(t, other, cc, streams.EnsureOptions{LikelyAbsent: true}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
+	if got, want := requests()[before:], []string{"STREAM.CREATE", "CONSUMER.CREATE"}; !slices.Equal(got, want) {
+		t.Fatalf("a new stream likely absent: requests %v, want %v", got, want)
+	}
+
+	// Taken, with another configuration: looked up and updated in place.
+	changed := other
+	changed.MaxAge = time.Hour
+	before = len(requests())
+	e.ensure(t, changed, cc, streams.EnsureOptions{LikelyAbsent: true}, streams.EnsureResult{Stream: api.Configured, Consumer: api.Unchanged})
+	if got, want := requests()[before:], []string{"STREAM.CREATE", "STREAM.INFO", "STREAM.UPDATE", "CONSUMER.INFO"}; !slices.Equal(got, want) {
+		t.Fatalf("a taken name: requests %v, want %v", got, want)
+	}
+	if info, err := e.js.Stream(e.ctx, other.Name); err != nil || info.CachedInfo().Config.MaxAge != time.Hour {
+		t.Fatalf("stream not updated: %v", err)
+	}
 }
