@@ -70,7 +70,7 @@ func run(ctx context.Context, args []string) error {
 	rounds := fs.Int("rounds", 1, "times to measure each count (alternating floor and serve)")
 	limited := fs.String("compare", "--kube-qps=50,--kube-burst=100", `serve flags of the comparison run, comma-separated ("": none)`)
 	compareMax := fs.Int("compare-max", 1000, "largest count measured with -compare too (at 50 QPS, 10,000 components take a quarter of an hour)")
-	steadyN := fs.Int("steady", 1000, "count (one of -n) at which to measure idle, no-op, burst, latency and restarts (0: none)")
+	steadyAt := fs.String("steady", "1000", `counts (of -n, comma-separated) at which to measure the steady state: idle, no-op, one change, burst, latency, resync, restarts ("0": none)`)
 	repo := fs.String("repo", "", "tinyctl source tree to build serve from (default: the one above this directory)")
 	fs.StringVar(&b.out, "out", "out", "directory for results.json, results.md, the chart and serve's logs")
 	fs.DurationVar(&b.timeout, "timeout", 30*time.Minute, "longest a convergence may take")
@@ -102,8 +102,16 @@ func run(ctx context.Context, args []string) error {
 	if b.resyncWithin == 0 {
 		b.resyncWithin = b.resync + 2*time.Minute
 	}
-	if *steadyN != 0 && !slices.Contains(counts, *steadyN) {
-		return fmt.Errorf("-steady %d is not one of -n %s", *steadyN, *ns)
+	var steadyNs []int
+	if *steadyAt != "0" && *steadyAt != "" {
+		if steadyNs, err = parseCounts(*steadyAt); err != nil {
+			return fmt.Errorf("-steady: %w", err)
+		}
+	}
+	for _, n := range steadyNs {
+		if !slices.Contains(counts, n) {
+			return fmt.Errorf("-steady %d is not one of -n %s", n, *ns)
+		}
 	}
 	if *repo == "" {
 		if *repo, err = findRepo(); err != nil {
@@ -137,7 +145,7 @@ func run(ctx context.Context, args []string) error {
 	res := results{Machine: machine(), Workers: b.workers, Started: time.Now(), Command: strings.Join(os.Args, " ")}
 	for round := 1; round <= *rounds; round++ {
 		for _, n := range counts {
-			m := measurement{n: n, round: round, steady: *steadyN == n && round == 1, compare: compare}
+			m := measurement{n: n, round: round, steady: slices.Contains(steadyNs, n) && round == 1, compare: compare}
 			if n > *compareMax {
 				m.compare = nil
 			}

@@ -6,13 +6,19 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
 // heapProfile saves the heap profile of p (serve's --pprof-addr) as name
 // in the output directory.
+// The same profile as text (with the runtime's memory statistics at its end)
+// goes beside it.
 func (b *bench) heapProfile(p *proc, name string) error {
-	return b.saveProfile(p, "/debug/pprof/heap?gc=1", name, 30*time.Second)
+	if err := b.saveProfile(p, "/debug/pprof/heap?gc=1", name, 30*time.Second); err != nil {
+		return err
+	}
+	return b.saveProfile(p, "/debug/pprof/heap?debug=1", strings.TrimSuffix(name, ".pb.gz")+".txt", 30*time.Second)
 }
 
 // cpuProfile saves a CPU profile of p over the next d, as name; it is
