@@ -17,6 +17,13 @@ import (
 // (nil and ok when the object does not exist), waiting for the reads; an
 // object whose read failed, or whose kind the API server does not serve,
 // is left to Apply to read itself.
+//
+// An answer is as old as its read: an object someone else creates between
+// the read and the apply is applied over as if absent. Reading one by one
+// left one round trip for that; reading ahead leaves the few the caller
+// spends meanwhile (tinyctl's loop: the revision check and the stream).
+// Objects with the owner label are in the caller's cache and never wait on
+// a read.
 func (m *Manager) Prefetch(ctx context.Context, objs []*unstructured.Unstructured,
 	known func(*unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool)) func(*unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool) {
 	type read struct {

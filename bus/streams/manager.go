@@ -58,8 +58,9 @@ type EnsureOptions struct {
 	// LikelyAbsent says the caller believes the stream does not exist yet
 	// (its component was never reconciled here): the stream is created
 	// without a lookup first, and looked up only when the name is taken.
-	// That saves a round trip per new component; a stream that did exist
-	// with the same configuration is then reported Created.
+	// That saves a round trip per new component; a stream (and its
+	// consumer) that did exist with the same configuration is then
+	// reported Created.
 	LikelyAbsent bool
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -180,34 +179,40 @@ func consumerInfo(t *testing.T, e streamEnv, stream, name string) *jetstream.Con
 	return info
 }
 
-// apiRequests records the JetStream API requests made on s's server, by
-// subject less the $JS.API. prefix and the object names.
+// apiRequests records the JetStream API requests made on nc's server, by
+// subject less the $JS.API. prefix and the object names. Each call returns
+// everything recorded so far once the server has relayed every request
+// made before it.
 func apiRequests(t *testing.T, nc *nats.Conn) func() []string {
 	t.Helper()
-	var mu sync.Mutex
-	var got []string
-	sub, err := nc.Subscribe("$JS.API.>", func(m *nats.Msg) {
-		verb := strings.TrimPrefix(m.Subject, "$JS.API.")
-		for _, kind := range []string{"STREAM.CREATE", "STREAM.INFO", "STREAM.UPDATE", "CONSUMER.CREATE", "CONSUMER.INFO", "CONSUMER.DURABLE.CREATE"} {
-			if strings.HasPrefix(verb, kind+".") {
-				verb = kind
-			}
-		}
-		mu.Lock()
-		got = append(got, verb)
-		mu.Unlock()
-	})
+	sub, err := nc.SubscribeSync("$JS.API.>")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	var got []string
 	return func() []string {
-		if err := nc.Flush(); err != nil {
+		// A request of our own, after the ones to count: once it arrives,
+		// so have they (one connection's messages keep their order).
+		if err := nc.Publish("$JS.API.MARK", nil); err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		return slices.Clone(got)
+		for {
+			m, err := sub.NextMsg(5 * time.Second)
+			if err != nil {
+				t.Fatalf("request log: %v", err)
+			}
+			verb := strings.TrimPrefix(m.Subject, "$JS.API.")
+			if verb == "MARK" {
+				return slices.Clone(got)
+			}
+			for _, kind := range []string{"STREAM.CREATE", "STREAM.INFO", "STREAM.UPDATE", "CONSUMER.CREATE", "CONSUMER.INFO", "CONSUMER.DURABLE.CREATE"} {
+				if strings.HasPrefix(verb, kind+".") {
+					verb = kind
+				}
+			}
+			got = append(got, verb)
+		}
 	}
 }
 

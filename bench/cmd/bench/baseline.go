@@ -168,6 +168,7 @@ func (t *crTracker) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		list, err := t.res.Namespace(benchNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
+			time.Sleep(100 * time.Millisecond) // the API server is away: try again shortly
 			continue
 		}
 		for i := range list.Items {
@@ -175,6 +176,7 @@ func (t *crTracker) run(ctx context.Context) {
 		}
 		w, err := t.res.Namespace(benchNamespace).Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
 		if err != nil {
+			time.Sleep(100 * time.Millisecond)
 			continue
 		}
 		for ev := range w.ResultChan() {

@@ -41,9 +41,10 @@ func (b *bench) runFloor(ctx context.Context, n, round int) (coldResult, error) 
 
 // runCold measures serve's cold convergence for n components on a fresh
 // env, serve started with extra flags. When then is not nil it runs on the
-// converged env and process before they are torn down.
+// converged env and process before they are torn down. With profile it
+// saves serve's CPU profile from start and its heap at convergence.
 func (b *bench) runCold(ctx context.Context, n, round int, extra []string,
-	then func(*env, *proc, *tracker) error) (coldResult, error) {
+	then func(*env, *proc, *tracker) error, profile bool) (coldResult, error) {
 	r := coldResult{N: n, Round: round, Variant: variantName(extra)}
 	e, err := newEnv(ctx, b.log)
 	if err != nil {
@@ -66,14 +67,19 @@ func (b *bench) runCold(ctx context.Context, n, round int, extra []string,
 		return r, err
 	}
 	defer func() { _ = p.stop() }()
-	if b.profile && n == b.profileN {
-		go b.cpuProfile(p, b.profileFor, fmt.Sprintf("cpu-%d-%s-r%d.pb.gz", n, slug(r.Variant), round))
+	if profile {
+		go b.cpuProfile(p, b.profileFor, fmt.Sprintf("cpu-%d-%s.pb.gz", n, slug(r.Variant)))
 	}
 	if err := t.waitAllReady(ctx, want, b.timeout, p.alive); err != nil {
 		return r, fmt.Errorf("%s, %d components: %w", r.Variant, n, err)
 	}
 	if err := b.finishCold(ctx, e, p, &r); err != nil {
 		return r, err
+	}
+	if profile {
+		if err := b.heapProfile(p, fmt.Sprintf("heap-%d-%s.pb.gz", n, slug(r.Variant))); err != nil {
+			return r, err
+		}
 	}
 	if then != nil {
 		return r, then(e, p, t)
@@ -91,11 +97,6 @@ func (b *bench) finishCold(ctx context.Context, e *env, p *proc, r *coldResult) 
 	}
 	r.CPU, r.PeakRSS = u.CPU, u.PeakRSS
 	b.logf("%s: %d components converged in %s", r.Variant, r.N, r.Time.Round(time.Millisecond))
-	if b.profile && r.N == b.profileN && p.pprof != "" {
-		if err := b.heapProfile(p, fmt.Sprintf("heap-%d-%s-r%d.pb.gz", r.N, slug(r.Variant), r.Round)); err != nil {
-			return err
-		}
-	}
 	if r.APF, err = e.apf(ctx); err != nil {
 		return err
 	}

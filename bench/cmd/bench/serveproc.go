@@ -63,7 +63,7 @@ var (
 // startServe starts `bin serve` against e as its ServiceAccount with extra
 // flags; the clock of every "from process start" figure starts here.
 func (b *bench) startServe(e *env, logPath string, extra ...string) (*proc, error) {
-	if b.resync != 10*reconcile.DefaultRecheck {
+	if b.resync != 0 && b.resync != 10*reconcile.DefaultRecheck {
 		extra = append([]string{"--recheck", (b.resync / 10).String()}, extra...)
 	}
 	addrs, err := freeAddrs(3)
