@@ -46,8 +46,15 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 	if err := expired(ctx); err != nil {
 		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
 	}
-	ao := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
+	// An object read as absent earlier (Prefetch) is created without
+	// force: if someone else has created it since, with other values, the
+	// API server answers with a conflict instead of handing its fields
+	// over, and the object is read and judged again.
+	ao := metav1.ApplyOptions{FieldManager: FieldManager, Force: !cfg.absent}
 	if _, err := m.client(mapping, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, ao); err != nil {
+		if cfg.absent && apierrors.IsConflict(err) {
+			return m.Apply(ctx, obj, append(opts[:len(opts):len(opts)], readLive())...)
+		}
 		res.Action = api.Failed
 		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
 	}

@@ -34,6 +34,11 @@ func knownAbsent() Option {
 	return func(o *options) { o.absent = true }
 }
 
+// readLive undoes KnownLive and knownAbsent: Apply reads the object.
+func readLive() Option {
+	return func(o *options) { o.live, o.absent = nil, false }
+}
+
 // Owned makes Apply and Delete touch an existing object only when it
 // carries label key=value: an object someone else made under the same
 // name is neither taken over nor deleted, and the call returns

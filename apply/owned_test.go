@@ -190,3 +190,34 @@ func objByName(objs []*unstructured.Unstructured, name string) *unstructured.Uns
 	}
 	return nil
 }
+
+// TestAnObjectCreatedAfterItWasReadAsAbsentIsNotTakenOver: the read said
+// absent, someone else then created the object; the apply meets a
+// conflict, reads again and refuses it, leaving it as it was.
+func TestAnObjectCreatedAfterItWasReadAsAbsentIsNotTakenOver(t *testing.T) {
+	ns := kube.Namespace(t, nil)
+	a := newApplier(t)
+	ctx := context.Background()
+	objs := []*unstructured.Unstructured{labelled(configMap(ns, "raced", "mine", "h1"), "ns.me")}
+	live := a.Prefetch(ctx, objs, func(*unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool) { return nil, false })
+	if m, ok := live(objs[0]); !ok || m != nil {
+		t.Fatalf("prefetched %v %v, want absent", m, ok)
+	}
+	dc, _ := kube.Dynamic(t)
+	// Someone else, in between.
+	if _, err := dc.Resource(configMaps).Namespace(ns).Create(ctx, configMap(ns, "raced", "theirs", "h0"),
+		metav1.CreateOptions{FieldManager: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := a.ApplyAll(ctx, objs, apply.SetOptions{Live: live, Options: []apply.Option{apply.Owned(owner, "ns.me")}})
+	if !errors.Is(err, apply.ErrNotOwned) || len(cs) != 1 || cs[0].Action != api.Skipped {
+		t.Fatalf("ApplyAll over an object created since the read: %v, %v; want skipped with ErrNotOwned", cs, err)
+	}
+	got, err := dc.Resource(configMaps).Namespace(ns).Get(ctx, "raced", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := unstructured.NestedString(got.Object, "data", "value"); v != "theirs" || got.GetLabels()[owner] != "" {
+		t.Fatalf("the other object changed: value %q, labels %v", v, got.GetLabels())
+	}
+}

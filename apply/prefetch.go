@@ -18,12 +18,11 @@ import (
 // object whose read failed, or whose kind the API server does not serve,
 // is left to Apply to read itself.
 //
-// An answer is as old as its read: an object someone else creates between
-// the read and the apply is applied over as if absent. Reading one by one
-// left one round trip for that; reading ahead leaves the few the caller
-// spends meanwhile (tinyctl's loop: the revision check and the stream).
-// Objects with the owner label are in the caller's cache and never wait on
-// a read.
+// An answer is as old as its read. Apply therefore creates an object read
+// as absent without force: one someone else has created since, with other
+// values, comes back as a conflict and is read and judged again (refused
+// when it is not the caller's); only an identical one created in between
+// would be shared.
 func (m *Manager) Prefetch(ctx context.Context, objs []*unstructured.Unstructured,
 	known func(*unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool)) func(*unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool) {
 	type read struct {
