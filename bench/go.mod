@@ -7,6 +7,7 @@ module github.com/tinyctl/tinyctl/bench
 go 1.26.4
 
 require (
+	github.com/go-logr/logr v1.4.4
 	github.com/nats-io/nats.go v1.55.0
 	github.com/tinyctl/tinyctl v0.0.0-00010101000000-000000000000
 	k8s.io/api v0.37.2
@@ -25,7 +26,6 @@ require (
 	github.com/evanphx/json-patch/v5 v5.9.11 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
-	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-openapi/jsonpointer v1.0.0 // indirect
 	github.com/go-openapi/jsonreference v1.0.0 // indirect
 	github.com/go-openapi/swag v0.27.1 // indirect

@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -154,7 +155,9 @@ func run(ctx context.Context, args []string) error {
 				m.steadyBaseline = m.steady && *steadyBaseline
 			}
 			if err := b.measure(ctx, m, &res); err != nil {
-				return err
+				// What was measured before the failure is kept.
+				res.Failed = err.Error()
+				return errors.Join(err, res.write(b.out, os.Stdout))
 			}
 		}
 	}

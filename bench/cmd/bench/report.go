@@ -20,6 +20,8 @@ type results struct {
 	Started time.Time      `json:"started"`
 	Cold    []coldResult   `json:"cold"`
 	Steady  []steadyResult `json:"steady"`
+	// Failed says why the run stopped early (the rest is what it measured).
+	Failed string `json:"failed,omitempty"`
 }
 
 // machine describes where the run happened: CPU model and count, memory,
@@ -80,6 +82,9 @@ func (r results) markdown(w io.Writer) {
 	fmt.Fprintf(w, "Machine: %s. Floor, serve and B1: %d writers / workers.\n", r.Machine, r.Workers)
 	if r.Command != "" {
 		fmt.Fprintf(w, "Command: `%s`.\n", r.Command)
+	}
+	if r.Failed != "" {
+		fmt.Fprintf(w, "\n**The run stopped early:** %s\n", r.Failed)
 	}
 	fmt.Fprintln(w, "\n| N | round | run | time | ms per component | × floor | controller CPU | controller peak RSS | APF: requests, mean queue wait, >20 ms, rejected |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
@@ -144,6 +149,9 @@ func steadyTables(w io.Writer, all []steadyResult) {
 			return fmt.Sprintf("p50 %s, p99 %s, max %s (%d puts)", ms(s.P50), ms(s.P99), ms(s.Max), s.Puts)
 		})
 		row("periodic resync: time, CPU, reconciles", func(s steadyResult) string {
+			if s.ResyncMissing {
+				return "none came"
+			}
 			return fmt.Sprintf("%s, %.2f s CPU, %v reconciles", ms(s.ResyncTime), s.ResyncCPU.Seconds(), s.ResyncReconciles)
 		})
 		row("periodic resync: writes", func(s steadyResult) string { return per(s.ResyncWrites, 1) })

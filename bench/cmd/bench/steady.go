@@ -50,6 +50,7 @@ type steadyResult struct {
 	ResyncCPU        time.Duration `json:"resyncCPU"`
 	ResyncReconciles float64       `json:"resyncReconciles"`
 	ResyncWrites     writeCount    `json:"resyncWrites"`
+	ResyncMissing    bool          `json:"resyncMissing,omitempty"` // none came within -resync-within
 	// Restart with nothing changed: process start to ready (serve's
 	// /readyz as leader; the baseline has no such signal: its queue empty
 	// and quiet), and the writes made by then.
@@ -328,7 +329,12 @@ func (b *bench) measureResync(ctx context.Context, e *env, p *proc, tg target, j
 		}
 		return nil
 	}); err != nil {
-		return fmt.Errorf("%s resync: %w", r.System, err)
+		if p.alive() != nil || ctx.Err() != nil {
+			return fmt.Errorf("%s resync: %w", r.System, err)
+		}
+		b.logf("%s: no resync within %s: %v", r.System, b.resyncWithin, err)
+		r.ResyncMissing = true // the other measurements go on
+		return nil
 	}
 	start := time.Now()
 	u0, err := p.usage()

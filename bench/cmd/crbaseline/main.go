@@ -25,6 +25,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/go-logr/logr/funcr"
 	appsv1 "k8s.io/api/apps/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -65,6 +66,7 @@ func run(ctx context.Context) error {
 	metricsAddr := fs.String("metrics-addr", "0", `controller-runtime's metrics listen address ("0": off)`)
 	syncPeriod := fs.Duration("sync-period", 0, "informer resync period (0: controller-runtime's default, 10 hours)")
 	_ = fs.Parse(os.Args[1:])
+	ctrl.SetLogger(funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{}))
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
 		return err
