@@ -152,9 +152,17 @@ func steadyTables(w io.Writer, all []steadyResult) {
 			if s.ResyncMissing {
 				return "none came"
 			}
+			if s.ResyncReconciles == 0 {
+				return "not measured (-resync 0)"
+			}
 			return fmt.Sprintf("%s, %.2f s CPU, %v reconciles", ms(s.ResyncTime), s.ResyncCPU.Seconds(), s.ResyncReconciles)
 		})
-		row("periodic resync: writes", func(s steadyResult) string { return per(s.ResyncWrites, 1) })
+		row("periodic resync: writes", func(s steadyResult) string {
+			if s.ResyncReconciles == 0 {
+				return "not measured"
+			}
+			return per(s.ResyncWrites, 1)
+		})
 		row("restart, nothing changed: start → ready", func(s steadyResult) string { return ms(s.RestartReady) })
 		row("restart, nothing changed: writes", func(s steadyResult) string { return per(s.RestartWrites, 1) })
 		row("restart → a new put Ready", func(s steadyResult) string { return ms(s.RestartToNewPut) })
