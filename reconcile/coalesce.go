@@ -95,10 +95,3 @@ func (c *coalescer) sweep(now time.Time) {
 		}
 	}
 }
-
-// len is how many keys the coalescer remembers.
-func (c *coalescer) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.bursts)
-}

@@ -82,3 +82,10 @@ func TestCoalescerForgetsQuietKeys(t *testing.T) {
 		t.Fatalf("after a sweep remembers %d keys, want 2 (the held one and the new one)", c.len())
 	}
 }
+
+// len is how many keys the coalescer remembers.
+func (c *coalescer) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.bursts)
+}

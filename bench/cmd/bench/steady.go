@@ -320,15 +320,7 @@ func (b *bench) measureResync(ctx context.Context, e *env, p *proc, tg target, j
 	if err != nil {
 		return err
 	}
-	if err := poll(ctx, b.resyncWithin, func() error {
-		if err := p.alive(); err != nil {
-			return permanent{err}
-		}
-		if n, err := p.reconciles(); err != nil || n == n0 {
-			return fmt.Errorf("no resync yet (%v)", err)
-		}
-		return nil
-	}); err != nil {
+	if err := reconciledPast(ctx, p, n0, b.resyncWithin); err != nil {
 		if p.alive() != nil || ctx.Err() != nil {
 			return fmt.Errorf("%s resync: %w", r.System, err)
 		}
@@ -432,16 +424,21 @@ func (b *bench) restarts(ctx context.Context, e *env, p *proc, tg target, js *js
 // quietAfterStart waits until a just-started controller has reconciled
 // something and gone quiet (its metrics answer only once it runs).
 func (b *bench) quietAfterStart(ctx context.Context, p *proc) error {
-	if err := poll(ctx, b.timeout, func() error {
-		if err := p.alive(); err != nil {
-			return permanent{err}
-		}
-		if n, err := p.reconciles(); err != nil || n == 0 {
-			return fmt.Errorf("nothing reconciled yet (%v)", err)
-		}
-		return nil
-	}); err != nil {
+	if err := reconciledPast(ctx, p, 0, b.timeout); err != nil {
 		return err
 	}
 	return quiet(ctx, p)
+}
+
+// reconciledPast waits until p has finished more than n reconciles.
+func reconciledPast(ctx context.Context, p *proc, n float64, within time.Duration) error {
+	return poll(ctx, within, func() error {
+		if err := p.alive(); err != nil {
+			return permanent{err}
+		}
+		if got, err := p.reconciles(); err != nil || got <= n {
+			return fmt.Errorf("%v reconciles, waiting for more than %v (%v)", got, n, err)
+		}
+		return nil
+	})
 }
