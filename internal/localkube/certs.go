@@ -27,25 +27,46 @@ type secrets struct {
 	saKeyFile  string
 	tokenFile  string
 	adminToken string
+	// kubeletClientCert and kubeletClientKey are the API server's client
+	// certificate for kubelets (logs, exec): in system:masters.
+	kubeletClientCert string
+	kubeletClientKey  string
 }
 
-// writeSecrets generates a CA, a serving certificate for 127.0.0.1 and
-// localhost, a service-account signing key and an admin bearer token in
-// system:masters.
-func writeSecrets(dir string) (secrets, error) {
+// writeSecrets generates a CA, a serving certificate for 127.0.0.1,
+// localhost and advertise (an IP, when not empty), a client certificate in
+// system:masters for calls to kubelets, a service-account signing key and
+// an admin bearer token in system:masters.
+func writeSecrets(dir, advertise string) (secrets, error) {
 	s := secrets{
-		caFile:    filepath.Join(dir, "ca.crt"),
-		certFile:  filepath.Join(dir, "apiserver.crt"),
-		keyFile:   filepath.Join(dir, "apiserver.key"),
-		saKeyFile: filepath.Join(dir, "sa.key"),
-		tokenFile: filepath.Join(dir, "tokens.csv"),
+		caFile:            filepath.Join(dir, "ca.crt"),
+		certFile:          filepath.Join(dir, "apiserver.crt"),
+		keyFile:           filepath.Join(dir, "apiserver.key"),
+		saKeyFile:         filepath.Join(dir, "sa.key"),
+		tokenFile:         filepath.Join(dir, "tokens.csv"),
+		kubeletClientCert: filepath.Join(dir, "apiserver-kubelet-client.crt"),
+		kubeletClientKey:  filepath.Join(dir, "apiserver-kubelet-client.key"),
 	}
 	caKey, caCert, caDER, err := newCA()
 	if err != nil {
 		return s, err
 	}
 	s.caPEM = pemBlock("CERTIFICATE", caDER)
-	certDER, keyDER, err := newServing(caKey, caCert)
+	ips := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")}
+	if ip := net.ParseIP(advertise); ip != nil {
+		ips = append(ips, ip)
+	}
+	certDER, keyDER, err := newLeaf(caKey, caCert, leaf{
+		serial: 2, cn: "kube-apiserver", usage: x509.ExtKeyUsageServerAuth,
+		dns: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+		ips: ips,
+	})
+	if err != nil {
+		return s, err
+	}
+	clientDER, clientKeyDER, err := newLeaf(caKey, caCert, leaf{
+		serial: 3, cn: "kube-apiserver-kubelet-client", org: "system:masters", usage: x509.ExtKeyUsageClientAuth,
+	})
 	if err != nil {
 		return s, err
 	}
@@ -58,11 +79,13 @@ func writeSecrets(dir string) (secrets, error) {
 		return s, err
 	}
 	files := map[string][]byte{
-		s.caFile:    s.caPEM,
-		s.certFile:  pemBlock("CERTIFICATE", certDER),
-		s.keyFile:   pemBlock("EC PRIVATE KEY", keyDER),
-		s.saKeyFile: pemBlock("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(saKey)),
-		s.tokenFile: []byte(s.adminToken + ",admin,admin-uid,system:masters\n"),
+		s.caFile:            s.caPEM,
+		s.certFile:          pemBlock("CERTIFICATE", certDER),
+		s.keyFile:           pemBlock("EC PRIVATE KEY", keyDER),
+		s.saKeyFile:         pemBlock("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(saKey)),
+		s.tokenFile:         []byte(s.adminToken + ",admin,admin-uid,system:masters\n"),
+		s.kubeletClientCert: pemBlock("CERTIFICATE", clientDER),
+		s.kubeletClientKey:  pemBlock("EC PRIVATE KEY", clientKeyDER),
 	}
 	for path, b := range files {
 		if err := os.WriteFile(path, b, 0o600); err != nil {
@@ -97,28 +120,41 @@ func newCA() (*ecdsa.PrivateKey, *x509.Certificate, []byte, error) {
 	return key, cert, der, nil
 }
 
-func newServing(caKey *ecdsa.PrivateKey, ca *x509.Certificate) (certDER, keyDER []byte, err error) {
+// leaf describes a certificate the CA signs.
+type leaf struct {
+	serial  int64
+	cn, org string
+	usage   x509.ExtKeyUsage
+	dns     []string
+	ips     []net.IP
+}
+
+func newLeaf(caKey *ecdsa.PrivateKey, ca *x509.Certificate, l leaf) (certDER, keyDER []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, nil, fmt.Errorf("serving key: %w", err)
+		return nil, nil, fmt.Errorf("%s key: %w", l.cn, err)
+	}
+	subject := pkix.Name{CommonName: l.cn}
+	if l.org != "" {
+		subject.Organization = []string{l.org}
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "kube-apiserver"},
+		SerialNumber: big.NewInt(l.serial),
+		Subject:      subject,
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(10 * 365 * 24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default.svc"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")},
+		ExtKeyUsage:  []x509.ExtKeyUsage{l.usage},
+		DNSNames:     l.dns,
+		IPAddresses:  l.ips,
 	}
 	certDER, err = x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
-		return nil, nil, fmt.Errorf("serving certificate: %w", err)
+		return nil, nil, fmt.Errorf("%s certificate: %w", l.cn, err)
 	}
 	keyDER, err = x509.MarshalECPrivateKey(key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("serving key: %w", err)
+		return nil, nil, fmt.Errorf("%s key: %w", l.cn, err)
 	}
 	return certDER, keyDER, nil
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -36,6 +35,13 @@ type Options struct {
 	// many API servers (a fleet of clusters) for the cost of one etcd. It
 	// must outlive this control plane.
 	EtcdOf *ControlPlane
+	// AdvertiseAddress, when set (an IP of this machine, not loopback),
+	// makes the API server listen on every interface and publish that
+	// address as the endpoint of the default namespace's kubernetes
+	// Service, so that pods of a real node (package localnode) reach it;
+	// its serving certificate names the address. Config and Kubeconfig
+	// still use 127.0.0.1.
+	AdvertiseAddress string
 }
 
 // ControlPlane is a running etcd plus kube-apiserver on loopback.
@@ -51,8 +57,8 @@ type ControlPlane struct {
 	sec       secrets
 	etcdPorts [2]int
 	apiPort   int
-	etcd      *process
-	api       *process
+	etcd      *Process
+	api       *Process
 }
 
 // Start launches etcd and kube-apiserver and waits until the API server is
@@ -92,10 +98,10 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 
 func (cp *ControlPlane) prepare() error {
 	var err error
-	if cp.sec, err = writeSecrets(cp.Dir); err != nil {
+	if cp.sec, err = writeSecrets(cp.Dir, cp.opts.AdvertiseAddress); err != nil {
 		return err
 	}
-	ports, err := freePorts(3)
+	ports, err := FreePorts(3)
 	if err != nil {
 		return err
 	}
@@ -126,6 +132,18 @@ rules:
 - level: None
 `
 
+// Port is the API server's secure port.
+func (cp *ControlPlane) Port() int { return cp.apiPort }
+
+// CAFile is the path of the certificate authority's certificate (PEM): it
+// signed the API server's serving certificate and its client certificate
+// for kubelets.
+func (cp *ControlPlane) CAFile() string { return cp.sec.caFile }
+
+// ServiceAccountKeyFile is the path of the key (PEM) that signs service
+// account tokens, for a controller manager.
+func (cp *ControlPlane) ServiceAccountKeyFile() string { return cp.sec.saKeyFile }
+
 // AuditLogPath is where the API server writes its audit log when
 // Options.AuditLog is set.
 func (cp *ControlPlane) AuditLogPath() string { return filepath.Join(cp.Dir, "audit.log") }
@@ -150,7 +168,7 @@ func (cp *ControlPlane) etcdURL() string {
 func (cp *ControlPlane) start(ctx context.Context) error {
 	var err error
 	if cp.opts.EtcdOf == nil {
-		cp.etcd, err = startProcess(cp.Dir, "etcd", cp.opts.Binaries.Etcd,
+		cp.etcd, err = StartProcess(cp.Dir, "etcd", cp.opts.Binaries.Etcd,
 			"--data-dir", filepath.Join(cp.Dir, "etcd-data"),
 			"--listen-client-urls", cp.etcdURL(),
 			"--listen-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", cp.etcdPorts[1]))
@@ -158,7 +176,7 @@ func (cp *ControlPlane) start(ctx context.Context) error {
 			return err
 		}
 	}
-	cp.api, err = startProcess(cp.Dir, "kube-apiserver", cp.opts.Binaries.APIServer, cp.apiServerArgs(cp.etcdURL())...)
+	cp.api, err = StartProcess(cp.Dir, "kube-apiserver", cp.opts.Binaries.APIServer, cp.apiServerArgs(cp.etcdURL())...)
 	if err != nil {
 		return err
 	}
@@ -171,9 +189,13 @@ func (cp *ControlPlane) start(ctx context.Context) error {
 }
 
 func (cp *ControlPlane) apiServerArgs(etcdURL string) []string {
+	bind := "127.0.0.1"
+	if cp.opts.AdvertiseAddress != "" {
+		bind = "0.0.0.0"
+	}
 	args := []string{
 		"--etcd-servers=" + etcdURL,
-		"--bind-address=127.0.0.1",
+		"--bind-address=" + bind,
 		"--secure-port=" + strconv.Itoa(cp.apiPort),
 		"--cert-dir=" + cp.Dir,
 		"--tls-cert-file=" + cp.sec.certFile,
@@ -185,12 +207,17 @@ func (cp *ControlPlane) apiServerArgs(etcdURL string) []string {
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + cp.sec.saKeyFile,
 		"--service-account-signing-key-file=" + cp.sec.saKeyFile,
+		"--kubelet-client-certificate=" + cp.sec.kubeletClientCert,
+		"--kubelet-client-key=" + cp.sec.kubeletClientKey,
 		"--allow-privileged=true",
 		"--profiling=false",
 		"--v=1",
 	}
 	if cp.opts.EtcdOf != nil {
 		args = append(args, "--etcd-prefix=/"+filepath.Base(cp.Dir))
+	}
+	if cp.opts.AdvertiseAddress != "" {
+		args = append(args, "--advertise-address="+cp.opts.AdvertiseAddress)
 	}
 	if cp.opts.AuditLog {
 		args = append(args,
@@ -218,11 +245,11 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 	defer tick.Stop()
 	var last error
 	for {
-		for _, p := range []*process{cp.etcd, cp.api} {
+		for _, p := range []*Process{cp.etcd, cp.api} {
 			if p == nil {
 				continue // a shared etcd
 			}
-			if done, err := p.exited(); done {
+			if done, err := p.Exited(); done {
 				return fmt.Errorf("%w\n%s", err, cp.logTail(p.name))
 			}
 		}
@@ -255,17 +282,7 @@ func (cp *ControlPlane) probe(ctx context.Context, client *http.Client) error {
 }
 
 // logTail returns the last lines of a child's log for error messages.
-func (cp *ControlPlane) logTail(name string) string {
-	b, err := os.ReadFile(filepath.Join(cp.Dir, name+".log"))
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > 20 {
-		lines = lines[len(lines)-20:]
-	}
-	return name + " log (last lines):\n" + strings.Join(lines, "\n")
-}
+func (cp *ControlPlane) logTail(name string) string { return LogTail(cp.Dir, name) }
 
 // Restart stops the API server and etcd and starts them again on the same
 // ports with the same data, credentials and certificates, for fault tests.
@@ -285,17 +302,17 @@ func (cp *ControlPlane) Stop() {
 
 func (cp *ControlPlane) stopChildren() {
 	if cp.api != nil {
-		cp.api.stop()
+		cp.api.Stop()
 		cp.api = nil
 	}
 	if cp.etcd != nil {
-		cp.etcd.stop()
+		cp.etcd.Stop()
 		cp.etcd = nil
 	}
 }
 
-// freePorts asks the kernel for n unused loopback ports.
-func freePorts(n int) ([]int, error) {
+// FreePorts asks the kernel for n unused loopback ports.
+func FreePorts(n int) ([]int, error) {
 	var ports []int
 	var ls []net.Listener
 	defer func() {

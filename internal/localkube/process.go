@@ -15,18 +15,19 @@ import (
 // stopGrace is how long a child gets to exit after SIGTERM before SIGKILL.
 const stopGrace = 10 * time.Second
 
-// process is one running child: etcd or kube-apiserver.
-type process struct {
+// Process is one running child: etcd, kube-apiserver, or a part of a node.
+type Process struct {
 	name string
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error // set before done is closed
 }
 
-// startProcess runs bin in its own process group with a parent-death signal,
+// StartProcess runs bin in its own process group with a parent-death signal,
 // logging to <dir>/<name>.log, and records its process group in <dir>/pgids
-// so a later run can reap it if this one dies without cleaning up.
-func startProcess(dir, name, bin string, args ...string) (*process, error) {
+// so a later run can reap it if this one dies without cleaning up (only
+// binaries named in reapable are reaped).
+func StartProcess(dir, name, bin string, args ...string) (*Process, error) {
 	logf, err := os.OpenFile(filepath.Join(dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("%s log: %w", name, err)
@@ -41,7 +42,7 @@ func startProcess(dir, name, bin string, args ...string) (*process, error) {
 	if err := recordPGID(dir, cmd.Process.Pid); err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
-	p := &process{name: name, cmd: cmd, done: make(chan struct{})}
+	p := &Process{name: name, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logf.Close()
@@ -50,8 +51,11 @@ func startProcess(dir, name, bin string, args ...string) (*process, error) {
 	return p, nil
 }
 
-// exited reports whether the process has ended, and how.
-func (p *process) exited() (bool, error) {
+// Name is the name the process was started with (its log is <name>.log).
+func (p *Process) Name() string { return p.name }
+
+// Exited reports whether the process has ended, and how.
+func (p *Process) Exited() (bool, error) {
 	select {
 	case <-p.done:
 		return true, fmt.Errorf("%s exited: %v", p.name, p.err)
@@ -60,8 +64,9 @@ func (p *process) exited() (bool, error) {
 	}
 }
 
-// stop sends SIGTERM to the process group, then SIGKILL after stopGrace.
-func (p *process) stop() {
+// Stop sends SIGTERM to the process group, then SIGKILL after stopGrace,
+// and returns once the process has exited.
+func (p *Process) Stop() {
 	pgid := p.cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
@@ -96,13 +101,20 @@ func reapStale() {
 			continue
 		}
 		dir := filepath.Join(stateRoot(), e.Name())
-		b, _ := os.ReadFile(filepath.Join(dir, "pgids"))
-		for _, field := range strings.Fields(string(b)) {
-			if pgid, err := strconv.Atoi(field); err == nil && isOurs(pgid) {
-				_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			}
-		}
+		KillRecorded(dir)
 		_ = os.RemoveAll(dir)
+	}
+}
+
+// KillRecorded kills the process groups StartProcess recorded in dir, for
+// a run that died before stopping them. Only reapable binaries are killed
+// (a recorded pid may have been reused since).
+func KillRecorded(dir string) {
+	b, _ := os.ReadFile(filepath.Join(dir, "pgids"))
+	for _, field := range strings.Fields(string(b)) {
+		if pgid, err := strconv.Atoi(field); err == nil && isOurs(pgid) {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
 	}
 }
 
@@ -120,12 +132,31 @@ func alive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// isOurs guards against pid reuse: only etcd and kube-apiserver are reaped.
+// reapable are the binaries a later run may kill when the run that started
+// them died: isOurs guards against pid reuse with it.
+var reapable = map[string]bool{
+	"etcd": true, "kube-apiserver": true,
+	"containerd": true, "kubelet": true, "kube-controller-manager": true, "kube-scheduler": true, "kube-proxy": true,
+}
+
 func isOurs(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
 		return false
 	}
-	exe := filepath.Base(strings.SplitN(string(b), "\x00", 2)[0])
-	return exe == "etcd" || exe == "kube-apiserver"
+	return reapable[filepath.Base(strings.SplitN(string(b), "\x00", 2)[0])]
+}
+
+// LogTail returns the last lines of the log StartProcess wrote for name in
+// dir, headed by the name, for error messages; "" when there is none.
+func LogTail(dir, name string) string {
+	b, err := os.ReadFile(filepath.Join(dir, name+".log"))
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
+	}
+	return name + " log (last lines):\n" + strings.Join(lines, "\n")
 }

@@ -14,7 +14,8 @@ import (
 	"github.com/tinyctl/tinyctl/internal/localkube"
 )
 
-const usage = `usage: localkube build   build etcd and kube-apiserver into the cache (once)
+const usage = `usage: localkube build   build etcd, kube-apiserver and a node's kubelet, kube-controller-manager,
+                         kube-scheduler and kube-proxy into the cache (once)
        localkube up      run a control plane until Ctrl-C`
 
 func main() {
@@ -37,6 +38,11 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		fmt.Printf("etcd:           %s\nkube-apiserver: %s\n", b.Etcd, b.APIServer)
+		n, err := localkube.EnsureNodeBinaries(ctx, os.Stderr)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("kubelet:        %s\nkube-controller-manager, kube-scheduler, kube-proxy beside it\n", n.Kubelet)
 		return nil
 	case "up":
 		cp, err := localkube.Start(ctx, localkube.Options{Log: os.Stderr})
