@@ -3,6 +3,8 @@ package ociimage
 import (
 	"context"
 	"fmt"
+	"path"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -63,14 +65,12 @@ func Build(ctx context.Context, o Options) (Image, error) {
 	if at.IsZero() {
 		at = time.Unix(0, 0)
 	}
+	prog := Program{Dir: o.Dir, Package: "./cmd/tinyctl", Path: Entrypoint, Cmd: []string{"serve"}, UID: UID,
+		Tags: o.Tags, LDFlags: "-X main.version=" + o.Version, Labels: out.labels()}
 	for _, p := range o.Platforms {
-		bin, err := compile(ctx, o.Dir, o.Work, p, o.Version, o.Tags)
+		img, err := prog.Image(ctx, o.Work, p, at)
 		if err != nil {
 			return Image{}, err
-		}
-		img, err := platformImage(p, bin, at, out.labels())
-		if err != nil {
-			return Image{}, fmt.Errorf("image for %s: %w", p, err)
 		}
 		pp := p
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &pp}})
@@ -89,11 +89,48 @@ func (i Image) labels() map[string]string {
 	return l
 }
 
-// platformImage is the image of the binary at bin for p: the base layer
-// and the binary, running as UID with entrypoint /tinyctl and command
-// serve, every time in it at.
-func platformImage(p v1.Platform, bin string, at time.Time, labels map[string]string) (v1.Image, error) {
-	exe, err := binaryFile(bin)
+// Program is a Go main package built into a single-layer image of its
+// own: the base files (passwd, group, root certificates) and the static
+// binary, run as UID. The controller image is one; the real-node tests
+// build the NATS broker, the example worker and the pod sandbox's pause
+// program the same way.
+type Program struct {
+	// Dir is the directory of the module the go command builds in.
+	Dir string
+	// Package is the main package, as the go command takes it.
+	Package string
+	// Path is where the binary lives in the image; it is the entrypoint.
+	Path string
+	// Cmd is the image's command: the entrypoint's default arguments.
+	Cmd []string
+	// UID is the user (and group) the image runs as; 0 is root.
+	UID int
+	// Tags and LDFlags are passed to go build, after -s -w.
+	Tags, LDFlags string
+	// Labels are the image's OCI labels.
+	Labels map[string]string
+}
+
+// Image compiles the program for platform p in work and returns its image,
+// every time in it at. It fails on a compile error, with the compiler's
+// output.
+func (prog Program) Image(ctx context.Context, work string, p v1.Platform, at time.Time) (v1.Image, error) {
+	out := filepath.Join(work, path.Base(prog.Path)+"-"+p.OS+"-"+p.Architecture+p.Variant)
+	bin, err := compile(ctx, prog.Dir, prog.Package, out, p, prog.Tags, prog.LDFlags)
+	if err != nil {
+		return nil, err
+	}
+	img, err := prog.assemble(p, bin, at)
+	if err != nil {
+		return nil, fmt.Errorf("image of %s for %s: %w", prog.Package, p, err)
+	}
+	return img, nil
+}
+
+// assemble is the image of the binary at bin for p: the base layer and
+// the binary, run as prog.UID with the binary as entrypoint.
+func (prog Program) assemble(p v1.Platform, bin string, at time.Time) (v1.Image, error) {
+	exe, err := binaryFile(bin, prog.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -107,17 +144,17 @@ func platformImage(p v1.Platform, bin string, at time.Time, labels map[string]st
 	}
 	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
 	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
-	user := strconv.Itoa(UID) + ":" + strconv.Itoa(UID)
+	user := strconv.Itoa(prog.UID) + ":" + strconv.Itoa(prog.UID)
 	img, err = mutate.ConfigFile(img, &v1.ConfigFile{
 		OS: p.OS, Architecture: p.Architecture, Variant: p.Variant, Created: v1.Time{Time: at},
-		Config: v1.Config{User: user, Entrypoint: []string{Entrypoint}, Cmd: []string{"serve"}, WorkingDir: "/", Labels: labels},
+		Config: v1.Config{User: user, Entrypoint: []string{prog.Path}, Cmd: prog.Cmd, WorkingDir: "/", Labels: prog.Labels},
 	})
 	if err != nil {
 		return nil, err
 	}
 	return mutate.Append(img,
 		mutate.Addendum{Layer: base, History: v1.History{Created: v1.Time{Time: at}, CreatedBy: "ociimage: /etc/passwd, /etc/group, " + certsFile}},
-		mutate.Addendum{Layer: app, History: v1.History{Created: v1.Time{Time: at}, CreatedBy: "ociimage: go build ./cmd/tinyctl"}})
+		mutate.Addendum{Layer: app, History: v1.History{Created: v1.Time{Time: at}, CreatedBy: "ociimage: go build " + prog.Package}})
 }
 
 // ParsePlatform parses "linux/amd64" or "linux/arm/v7". Only linux is

@@ -6,22 +6,20 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
-// compile builds dir's ./cmd/tinyctl for p into work as a static, stripped
-// binary (CGO_ENABLED=0, -trimpath, -s -w) with main.version set to
-// version and the build tags given, and returns its path. It runs the go
-// command on PATH, so it shares the build cache. Its error carries the
-// compiler's output.
-func compile(ctx context.Context, dir, work string, p v1.Platform, version, tags string) (string, error) {
-	out := filepath.Join(work, "tinyctl-"+p.OS+"-"+p.Architecture+p.Variant)
+// compile builds package pkg of the module in dir for p into out as a
+// static, stripped binary (CGO_ENABLED=0, -trimpath, -s -w, plus ldflags)
+// with the build tags given, and returns out. It runs the go command on
+// PATH, so it shares the build cache. Its error carries the compiler's
+// output.
+func compile(ctx context.Context, dir, pkg, out string, p v1.Platform, tags, ldflags string) (string, error) {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", tags,
-		"-ldflags", "-s -w -X main.version="+version, "-o", out, "./cmd/tinyctl")
+		"-ldflags", strings.TrimSpace("-s -w "+ldflags), "-o", out, pkg)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture, "GOFLAGS=")
 	if p.Architecture == "arm" && p.Variant != "" {
@@ -30,7 +28,7 @@ func compile(ctx context.Context, dir, work string, p v1.Platform, version, tags
 	var msg bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &msg, &msg
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build for %s: %w\n%s", p, err, msg.Bytes())
+		return "", fmt.Errorf("go build %s for %s: %w\n%s", pkg, p, err, msg.Bytes())
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -68,14 +69,15 @@ func rootsPEM() []byte {
 	return b.Bytes()
 }
 
-// binaryFile is the layer entry of the binary at path: /tinyctl, owned by
-// root, which the nonroot user can run but not change.
-func binaryFile(path string) (file, error) {
+// binaryFile is the layer entry of the binary at path, placed at at (such
+// as /tinyctl), owned by root: the nonroot user can run it but not change
+// it.
+func binaryFile(path, at string) (file, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return file{}, err
 	}
-	return file{name: Entrypoint[1:], mode: 0o755, data: data}, nil
+	return file{name: strings.TrimPrefix(at, "/"), mode: 0o755, data: data}, nil
 }
 
 // layer writes files into an uncompressed tar with modification time at

@@ -62,6 +62,19 @@ func WriteTarballs(dir string, idx v1.ImageIndex, ref string) ([]string, error) 
 	return paths, nil
 }
 
+// WriteTarball writes img as a `docker load`-able tarball (which `ctr
+// images import` reads too) at path, tagged ref.
+func WriteTarball(path string, img v1.Image, ref string) error {
+	tag, err := name.NewTag(ref)
+	if err != nil {
+		return err
+	}
+	if err := tarball.WriteToFile(path, tag, img); err != nil {
+		return fmt.Errorf("tarball %s: %w", path, err)
+	}
+	return nil
+}
+
 // Push uploads the index to the registry of ref (a tag), with the
 // credentials of ~/.docker/config.json and its helpers (`docker login`),
 // over plain HTTP for localhost registries. It returns the pushed
