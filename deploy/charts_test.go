@@ -417,3 +417,134 @@ func TestControllerArgsWithTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestControllerCanReadItsSecrets checks what kubelet needs to let the
+// controller (a non-root user) read the Secrets mounted into it: the pod's
+// fsGroup is the group it runs as, and every Secret volume's files are
+// readable by that group. (Without it the controller crash-looped on
+// "account signing key: permission denied" on a real node.)
+func TestControllerCanReadItsSecrets(t *testing.T) {
+	tls := map[string]any{"secretName": "nats-tls", "clientCert": true}
+	out, err := render(t, "tinyctl", map[string]any{"nats": map[string]any{
+		"identity": withIdentity["identity"], "tls": tls}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dep struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					SecurityContext struct{ RunAsGroup, FSGroup *int64 }
+					Volumes         []struct {
+						Name   string
+						Secret *struct{ DefaultMode *int32 }
+					}
+				}
+			}
+		}
+	}
+	if err := yaml.Unmarshal([]byte(out["tinyctl/templates/deployment.yaml"]), &dep); err != nil {
+		t.Fatal(err)
+	}
+	pod := dep.Spec.Template.Spec
+	if sc := pod.SecurityContext; sc.FSGroup == nil || sc.RunAsGroup == nil || *sc.FSGroup != *sc.RunAsGroup {
+		t.Fatalf("pod securityContext runAsGroup %v, fsGroup %v: the controller's group must own its Secrets' files", sc.RunAsGroup, sc.FSGroup)
+	}
+	secrets := 0
+	for _, v := range pod.Volumes {
+		if v.Secret == nil {
+			continue
+		}
+		secrets++
+		if v.Secret.DefaultMode == nil || *v.Secret.DefaultMode&0o040 == 0 {
+			t.Errorf("volume %s: defaultMode %v is not readable by the fsGroup", v.Name, v.Secret.DefaultMode)
+		}
+	}
+	if secrets != 2 {
+		t.Errorf("checked %d Secret volumes, want 2 (signer, nats-tls)", secrets)
+	}
+}
+
+// TestControllerArgsCollector checks where workers are told to send
+// traces: the collector of the release namespace by default, nowhere with
+// endpoint "-" (`tinyctl install --without-collector`).
+func TestControllerArgsCollector(t *testing.T) {
+	for _, tc := range []struct {
+		values map[string]any
+		want   []string
+	}{
+		{nil, []string{"- --collector-endpoint=http://collector.tinyctl-system.svc:4317", "- --collector-namespace=tinyctl-system"}},
+		{map[string]any{"collector": map[string]any{"endpoint": "-"}}, []string{"- --collector-endpoint=-"}},
+	} {
+		out, err := render(t, "tinyctl", tc.values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if m := out["tinyctl/templates/deployment.yaml"]; !strings.Contains(m, w) {
+				t.Errorf("values %v: deployment lacks %q", tc.values, w)
+			}
+		}
+	}
+}
+
+// TestBrokerStorage checks each storage.type renders the volume it names:
+// claims from a template (pvc), the pod's emptyDir limited to size, or an
+// existing claim; and that an existing claim without a name, or shared by
+// several servers, is refused.
+func TestBrokerStorage(t *testing.T) {
+	type volume struct {
+		Name                  string
+		EmptyDir              *struct{ SizeLimit string }
+		PersistentVolumeClaim *struct{ ClaimName string }
+	}
+	statefulSet := func(storage map[string]any) (vols []volume, templates int) {
+		t.Helper()
+		var values map[string]any
+		if storage != nil {
+			values = map[string]any{"storage": storage}
+		}
+		out, err := render(t, "nats", values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sts struct {
+			Spec struct {
+				Template             struct{ Spec struct{ Volumes []volume } }
+				VolumeClaimTemplates []map[string]any
+			}
+		}
+		if err := yaml.Unmarshal([]byte(out["nats/templates/statefulset.yaml"]), &sts); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range sts.Spec.Template.Spec.Volumes {
+			if v.Name == "data" {
+				vols = append(vols, v)
+			}
+		}
+		return vols, len(sts.Spec.VolumeClaimTemplates)
+	}
+	if vols, n := statefulSet(nil); len(vols) != 0 || n != 1 {
+		t.Errorf("default: %d data volumes, %d claim templates; want a claim template only", len(vols), n)
+	}
+	vols, n := statefulSet(map[string]any{"type": "emptyDir", "size": "2Gi"})
+	if len(vols) != 1 || vols[0].EmptyDir == nil || vols[0].EmptyDir.SizeLimit != "2Gi" || n != 0 {
+		t.Errorf("emptyDir: volumes %+v, %d claim templates; want one emptyDir limited to 2Gi and no template", vols, n)
+	}
+	vols, n = statefulSet(map[string]any{"type": "existing", "existingClaim": "js-store"})
+	if len(vols) != 1 || vols[0].PersistentVolumeClaim == nil || vols[0].PersistentVolumeClaim.ClaimName != "js-store" || n != 0 {
+		t.Errorf("existing: volumes %+v, %d claim templates; want claim js-store and no template", vols, n)
+	}
+	for _, bad := range []struct {
+		values map[string]any
+		want   string
+	}{
+		{map[string]any{"storage": map[string]any{"type": "existing"}}, "storage.type existing needs storage.existingClaim"},
+		{map[string]any{"storage": map[string]any{"type": "existing", "existingClaim": "x"}, "cluster": map[string]any{"replicas": 3}}, "with cluster.replicas above 1 use pvc"},
+		{map[string]any{"storage": map[string]any{"type": "hostPath"}}, "/storage/type"},
+	} {
+		if _, err := render(t, "nats", bad.values); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("values %v: render error %v, want one saying %q", bad.values, err, bad.want)
+		}
+	}
+}

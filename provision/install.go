@@ -27,6 +27,9 @@ type Plan struct {
 	// streams (the tinyctl chart's nats.replicas): 1, 3 or 5, over what
 	// the values files say. 0 keeps the values files' (default 1).
 	BrokerReplicas int
+	// BrokerStorage is where the broker keeps its JetStream store; the
+	// zero value lets Install decide (ResolveBrokerStorage).
+	BrokerStorage BrokerStorage
 	// Extra are more releases, usually charts from a repository (KEDA).
 	// They are installed right after the namespace, before the CRDs, so a
 	// chart that brings its own CRDs owns them and InstallCRDs skips them.
@@ -36,7 +39,8 @@ type Plan struct {
 // Install takes the cluster to the runtime plan describes, in order:
 // namespace, extra releases, CRDs, broker (its auth Secrets and release),
 // collector, controller. Broker values that cannot work (an unknown auth
-// mode) fail before anything is written. Each step's results go to progress as soon as it
+// mode, a storage the installed broker cannot change to) fail before
+// anything is written. Each step's results go to progress as soon as it
 // finishes. Install stops at the first failing step and returns the
 // results so far with its error. Running it again with the same plan
 // writes nothing.
@@ -50,6 +54,10 @@ func (p *Provisioner) Install(ctx context.Context, plan Plan, progress Progress)
 			}
 		}
 		return err
+	}
+	var err error
+	if plan.BrokerStorage, err = p.ResolveBrokerStorage(ctx, plan.BrokerStorage, plan.BrokerValues); err != nil {
+		return nil, err
 	}
 	steps, err := p.installSteps(plan)
 	if err != nil {
@@ -77,6 +85,9 @@ func (p *Provisioner) installSteps(plan Plan) ([]step, error) {
 		steps = append(steps, p.InstallCRDs)
 	}
 	broker := plan.BrokerValues
+	if plan.BrokerStorage.Type != "" {
+		broker = mergeValues(broker, plan.BrokerStorage.values())
+	}
 	if plan.BrokerAuth != "" {
 		broker = mergeValues(broker, map[string]any{"auth": map[string]any{"mode": string(plan.BrokerAuth)}})
 	}
@@ -94,7 +105,10 @@ func (p *Provisioner) installSteps(plan Plan) ([]step, error) {
 		return nil, err
 	}
 	steps = append(steps, func(ctx context.Context) ([]Result, error) { return p.InstallBroker(ctx, broker) })
-	if !plan.SkipCollector {
+	if plan.SkipCollector {
+		// No collector: workers get no endpoint and no egress to one.
+		controller = mergeValues(controller, map[string]any{"collector": map[string]any{"endpoint": "-"}})
+	} else {
 		steps = append(steps, one(func(ctx context.Context) (Result, error) { return p.InstallCollector(ctx, plan.CollectorValues) }))
 	}
 	return append(steps, one(func(ctx context.Context) (Result, error) {

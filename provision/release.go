@@ -55,10 +55,22 @@ func (p *Provisioner) InstallRelease(ctx context.Context, rel Release) (Result, 
 	defer cleanup()
 	out, err := p.installOrUpgrade(ctx, hc, rel, where)
 	if err != nil {
+		if why := p.waitProblems(ctx, rel); why != "" {
+			return res, fmt.Errorf("%s: %w\n%s", res.Ref(), err, why)
+		}
 		return res, fmt.Errorf("%s: %w", res.Ref(), err)
 	}
 	out.Kind, out.Namespace, out.Name = res.Kind, res.Namespace, res.Name
 	return out, nil
+}
+
+// waitProblems explains a failed wait: why the release's pods are not
+// ready ("" without Options.Wait, or when nothing can be found).
+func (p *Provisioner) waitProblems(ctx context.Context, rel Release) string {
+	if !p.opts.Wait {
+		return ""
+	}
+	return p.whyNotReady(ctx, rel.Namespace, rel.Name)
 }
 
 func (p *Provisioner) installOrUpgrade(ctx context.Context, hc *helmclient.HelmClient, rel Release, where string) (Result, error) {

@@ -33,11 +33,12 @@ type runtimeFlags struct {
 	timeout   time.Duration
 }
 
-func (f *runtimeFlags) addFlags(fs *pflag.FlagSet) {
+// addFlags registers the flags; waitHelp says what --wait waits for.
+func (f *runtimeFlags) addFlags(fs *pflag.FlagSet, waitHelp string) {
 	f.kube.AddFlags(fs)
 	fs.StringVar(&f.namespace, "runtime-namespace", render.DefaultNATSNamespace, "namespace of the runtime (broker, collector, controller)")
 	cli.BindEnv(fs, "runtime-namespace", "TINYCTL_RUNTIME_NAMESPACE")
-	fs.BoolVar(&f.wait, "wait", false, "wait until every workload is ready (never, on a cluster without nodes)")
+	fs.BoolVar(&f.wait, "wait", false, waitHelp)
 	fs.DurationVar(&f.timeout, "timeout", provision.DefaultTimeout, "how long each Helm operation (and --wait) may take")
 }
 
@@ -57,7 +58,7 @@ type installFlags struct {
 	image, clusterName                        string
 	brokerValues, collectorValues, ctrlValues string
 	skipCRDs, skipCollector                   bool
-	brokerAuth                                string
+	brokerAuth, brokerStorage                 string
 	brokerReplicas                            int
 	namespaces                                []string
 	allNamespaces                             bool
@@ -109,7 +110,7 @@ the CRDs, so that a chart bringing its own CRDs owns them.`,
 }
 
 func (f *installFlags) addFlags(fs *pflag.FlagSet) {
-	f.runtime.addFlags(fs)
+	f.runtime.addFlags(fs, "wait until each release's pods are ready; when --timeout passes, say which are not and why")
 	fs.StringVar(&f.image, "image", defaultControllerImage(), "controller image, repository:tag (default: the chart's)")
 	fs.StringVar(&f.clusterName, "cluster-name", render.DefaultClusterName, "this cluster's name, given to the controller")
 	fs.StringVar(&f.brokerValues, "broker-values", "", "YAML file of values for the NATS broker chart")
@@ -117,6 +118,8 @@ func (f *installFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.ctrlValues, "controller-values", "", "YAML file of values for the controller chart")
 	fs.StringVar(&f.brokerAuth, "broker-auth", string(provision.AuthJWT),
 		"how NATS clients authenticate: jwt (an identity per party, minted by the controller), token (one shared token) or none")
+	fs.StringVar(&f.brokerStorage, "broker-storage", "",
+		"where the broker keeps its JetStream store: pvc (a claim from the default StorageClass), pvc:CLASS, existing:CLAIM or emptyDir (lost with the pod) (default: the installed broker's; on a first install pvc when the cluster has a default StorageClass, else emptyDir)")
 	fs.IntVar(&f.brokerReplicas, "broker-replicas", 0,
 		"run the broker as a JetStream cluster of 1, 3 or 5 servers, and keep that many copies of the controller's buckets and streams (default: the values files', else 1)")
 	fs.StringSliceVar(&f.namespaces, "namespaces", nil, "the only namespaces components may go to, comma-separated (default: the chart's, \"default\")")
@@ -157,6 +160,10 @@ func (f *installFlags) run(ctx context.Context, o *options) error {
 		return err
 	}
 	fmt.Fprintf(o.out, "Installing the tinyctl runtime in namespace %s\n", p.Namespace())
+	if plan.BrokerStorage, err = p.ResolveBrokerStorage(ctx, plan.BrokerStorage, plan.BrokerValues); err != nil {
+		return fmt.Errorf("install: %w", err)
+	}
+	printStorage(o, plan.BrokerStorage)
 	results, err := p.Install(ctx, plan, printResult(o.out))
 	if err != nil {
 		return fmt.Errorf("install: %w", err)
@@ -164,6 +171,19 @@ func (f *installFlags) run(ctx context.Context, o *options) error {
 	fmt.Fprintf(o.out, "Done: %s.\n", summary(results))
 	printBrokerAccess(ctx, o.out, p)
 	return nil
+}
+
+// printStorage says where the broker keeps its store, and warns when it is
+// the pod's emptyDir because nothing better was found.
+func printStorage(o *options, s provision.BrokerStorage) {
+	switch {
+	case s.Why == "":
+		fmt.Fprintf(o.out, "Broker storage: %s\n", s)
+	case s.Fallback:
+		o.warn(fmt.Sprintf("broker storage: emptyDir: %s", s.Why))
+	default:
+		fmt.Fprintf(o.out, "Broker storage: %s (%s)\n", s, s.Why)
+	}
 }
 
 // printBrokerAccess says where the broker is and how a publisher gets in.
@@ -199,6 +219,10 @@ func (f *installFlags) plan() (provision.Plan, error) {
 	default:
 		return plan, usageError{fmt.Errorf("--broker-auth %q: want jwt, token or none", f.brokerAuth)}
 	}
+	var err error
+	if plan.BrokerStorage, err = provision.ParseBrokerStorage(f.brokerStorage); err != nil {
+		return plan, usageError{fmt.Errorf("--broker-storage: %w", err)}
+	}
 	if f.allNamespaces && len(f.namespaces) > 0 {
 		return plan, usageError{fmt.Errorf("--namespaces and --all-namespaces exclude each other")}
 	}
@@ -206,7 +230,6 @@ func (f *installFlags) plan() (provision.Plan, error) {
 		file string
 		into *map[string]any
 	}{{f.brokerValues, &plan.BrokerValues}, {f.collectorValues, &plan.CollectorValues}, {f.ctrlValues, &plan.ControllerValues}} {
-		var err error
 		if *v.into, err = readValues(v.file); err != nil {
 			return plan, err
 		}

@@ -36,7 +36,7 @@ install finds the component specs and streams again.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd.Context(), o) },
 	}
-	f.runtime.addFlags(cmd.Flags())
+	f.runtime.addFlags(cmd.Flags(), "wait until each release's objects are gone")
 	cmd.Flags().BoolVar(&f.keepData, "keep-data", false, "keep the broker's JetStream volumes, token Secret and the namespace")
 	return cmd
 }
