@@ -34,8 +34,13 @@ func TestInstallWithThreeBrokerReplicas(t *testing.T) {
 		t.Errorf("nats.conf lacks route %s:\n%s", want, conf)
 	}
 	dep := r.get(objectRef{resources["Deployment"], "Deployment", r.ns, "tinyctl"})
-	if args := containerArgs(t, dep); !slices.Contains(args, "--replicas=3") {
+	args := containerArgs(t, dep)
+	if !slices.Contains(args, "--replicas=3") {
 		t.Errorf("controller args %v lack --replicas=3", args)
+	}
+	// Installed without the collector: workers must not be told of one.
+	if !slices.Contains(args, "--collector-endpoint=-") {
+		t.Errorf("controller args %v lack --collector-endpoint=- (installed without a collector)", args)
 	}
 	if w := r.warnings.PodSecurity(); len(w) > 0 {
 		t.Errorf("PodSecurity warnings: %v", w)
