@@ -28,6 +28,17 @@ func Worker(stream, consumer, inbox string, publish []string) Permissions {
 	return Permissions{Publish: append(pub, publish...), Subscribe: []string{inbox + ".>"}, InboxPrefix: inbox}
 }
 
+// Producer may publish jobs to subjects (a namespace's job subjects) and
+// receive under its own inbox prefix, which its client must use: the
+// stream's publish acknowledgements arrive there. Nothing else: not the
+// JetStream API, not the buckets, not another namespace's subjects.
+func Producer(subjects []string, inbox string) Permissions {
+	return Permissions{Publish: subjects, Subscribe: []string{inbox + ".>"}, InboxPrefix: inbox}
+}
+
+// ProducerInbox is the inbox prefix of producer name of namespace ns.
+func ProducerInbox(ns, name string) string { return "_INBOX_producer_" + ns + "_" + name }
+
 // Publisher may write the spec bucket (put, delete, purge, history,
 // watch) and read the status and heartbeat buckets, for `tinyctl apply`,
 // `status` and raw KV puts. It may not create or delete buckets or

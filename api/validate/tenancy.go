@@ -59,6 +59,28 @@ func (t Tenancy) Subjects(c api.Component) field.ErrorList {
 	return errs
 }
 
+// Producer checks the subjects a producer of namespace ns would publish
+// jobs to: each a valid job subject that the namespace may use. It returns
+// an error naming every subject that is not, or nil.
+func (t Tenancy) Producer(ns string, subjects []string) error {
+	if len(subjects) == 0 {
+		return fmt.Errorf("a producer needs at least one subject")
+	}
+	var problems []string
+	for _, s := range subjects {
+		switch p := subjectProblem(s); {
+		case p != "":
+			problems = append(problems, fmt.Sprintf("%q: %s", s, p))
+		case !t.Off && !within(s, t.Allowed(ns)):
+			problems = append(problems, fmt.Sprintf("%q is outside the subjects namespace %s may use (%s)", s, ns, strings.Join(t.Allowed(ns), ", ")))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("producer subjects: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
 // within reports whether every subject s matches also matches one of the
 // patterns.
 func within(s string, patterns []string) bool {

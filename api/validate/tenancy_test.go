@@ -88,3 +88,40 @@ func TestManySubjectsAreRefusedQuickly(t *testing.T) {
 	}
 	t.Logf("16,000 subjects refused in %s", took)
 }
+
+func TestProducerSubjectsStayInTheirNamespace(t *testing.T) {
+	prefixes := Tenancy{Prefixes: map[string][]string{"orders": {"orders.>", "billing.invoices.*"}}}
+	for _, tc := range []struct {
+		name     string
+		tenancy  Tenancy
+		ns       string
+		subjects []string
+		want     []string // substrings of the error; none means valid
+	}{
+		{"its own namespace's subjects", Tenancy{}, "media", []string{"media.thumbnail.*", "media.resize"}, nil},
+		{"a granted prefix", prefixes, "orders", []string{"billing.invoices.eu"}, nil},
+		{"another namespace's subject", Tenancy{}, "media", []string{"billing.x"}, []string{`"billing.x" is outside the subjects namespace media may use (media.>)`}},
+		{"every bad subject at once", Tenancy{}, "media", []string{"$JS.API.>", "media.ok", ">", "other.y"},
+			[]string{`"$JS.API.>": subjects under "$JS" are reserved`, `">": the first token must be literal`, `"other.y" is outside`}},
+		{"no subject", Tenancy{}, "media", nil, []string{"at least one subject"}},
+		{"tenancy off still checks the grammar", Tenancy{Off: true}, "media", []string{"billing.x", "_INBOX.x"}, []string{`"_INBOX.x": subjects under _INBOX are reserved`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.tenancy.Producer(tc.ns, tc.subjects)
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("Producer = %v, want valid", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Producer = nil, want an error with %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Producer = %v, want it to say %q", err, w)
+				}
+			}
+		})
+	}
+}

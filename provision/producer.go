@@ -1,0 +1,112 @@
+package provision
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/tinyctl/tinyctl/api/validate"
+	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/identity"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// Keys of a producer's credentials Secret (StoreProducer).
+const (
+	ProducerCredsKey = "nats.creds"
+	ProducerInboxKey = "inbox-prefix"
+)
+
+// DefaultProducerTTL is how long producer credentials live unless told.
+const DefaultProducerTTL = 30 * 24 * time.Hour
+
+// Producer asks for the credentials of a job producer: a client that
+// publishes jobs to some of a namespace's job subjects and nothing else.
+type Producer struct {
+	// Namespace is the namespace whose jobs it produces.
+	Namespace string
+	// Name tells producers apart (the server shows it); a DNS label.
+	Name string
+	// Subjects are the job subjects it may publish to, each within what
+	// Tenancy lets Namespace use.
+	Subjects []string
+	// TTL is how long the credentials live; 0 means DefaultProducerTTL.
+	TTL time.Duration
+	// Tenancy says which subjects each namespace may use (the
+	// controller's --subject-prefixes); the zero value is "ns.>".
+	Tenancy validate.Tenancy
+}
+
+// ProducerCreds are a producer's credentials: the .creds file and the
+// inbox prefix its client must use (publish acknowledgements arrive there).
+type ProducerCreds struct {
+	identity.Creds
+	InboxPrefix string
+}
+
+// MintProducer mints a producer's credentials with the account signing
+// key of the runtime's broker (Secret SignerSecret). It fails on a
+// request whose subjects are not the namespace's to use, and when the
+// broker does not use jwt auth.
+func (p *Provisioner) MintProducer(ctx context.Context, req Producer) (ProducerCreds, error) {
+	if errs := validation.IsDNS1123Label(req.Namespace); len(errs) > 0 {
+		return ProducerCreds{}, fmt.Errorf("producer namespace %q: %s", req.Namespace, errs[0])
+	}
+	if errs := validation.IsDNS1123Label(req.Name); len(errs) > 0 {
+		return ProducerCreds{}, fmt.Errorf("producer name %q: %s", req.Name, errs[0])
+	}
+	if err := req.Tenancy.Producer(req.Namespace, req.Subjects); err != nil {
+		return ProducerCreds{}, err
+	}
+	signer, err := p.signer(ctx)
+	if err != nil {
+		return ProducerCreds{}, err
+	}
+	ttl := req.TTL
+	if ttl <= 0 {
+		ttl = DefaultProducerTTL
+	}
+	inbox := identity.ProducerInbox(req.Namespace, req.Name)
+	c, err := signer.Mint(identity.Name("producer", req.Namespace, req.Name), identity.Producer(req.Subjects, inbox), time.Now(), ttl)
+	return ProducerCreds{Creds: c, InboxPrefix: inbox}, err
+}
+
+// signer is the account signing key the controller mints with.
+func (p *Provisioner) signer(ctx context.Context) (*identity.Signer, error) {
+	data, found, err := p.readSecret(ctx, SignerSecret)
+	if err != nil {
+		return nil, err
+	}
+	if !found || len(data[SignerSeedKey]) == 0 || len(data[SignerAccountKey]) == 0 {
+		return nil, fmt.Errorf("Secret %s/%s does not exist: identities are minted only when the broker uses jwt auth (tinyctl install --broker-auth jwt, the default)", p.opts.Namespace, SignerSecret)
+	}
+	return identity.NewSigner(data[SignerSeedKey], string(data[SignerAccountKey]))
+}
+
+// StoreProducer writes c into Secret name of namespace ns (keys
+// ProducerCredsKey and ProducerInboxKey), for a producer that runs in the
+// cluster to mount; an existing Secret of that name is replaced only if
+// tinyctl made it.
+func (p *Provisioner) StoreProducer(ctx context.Context, ns, name string, c ProducerCreds) (Result, error) {
+	res := Result{Kind: "Secret", Namespace: ns, Name: name}
+	ar, err := p.applier.Apply(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{
+			"name": name, "namespace": ns,
+			"labels": map[string]any{render.LabelManagedBy: apply.FieldManager, LabelPartOf: PartOfTinyctl},
+		},
+		"type": "Opaque",
+		"data": map[string]any{
+			ProducerCredsKey: base64.StdEncoding.EncodeToString(c.File),
+			ProducerInboxKey: base64.StdEncoding.EncodeToString([]byte(c.InboxPrefix)),
+		},
+	}})
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", res.Ref(), err)
+	}
+	return fromApply(ar), nil
+}
