@@ -147,6 +147,19 @@ func TestEachPartyMayDoItsJobAndNothingElse(t *testing.T) {
 	})
 	pub.refused(t, "a publisher deleting a stream", "$JS.API.STREAM.DELETE.tinyctl_a_resizer", func() { _ = pub.js.DeleteStream(brief(t), "tinyctl_a_resizer") })
 	pub.refused(t, "a publisher publishing a job", "a.resize.forged", func() { _ = pub.nc.Publish("a.resize.forged", []byte("x")) })
+
+	pp := identity.Producer([]string{"a.resize.*"}, identity.ProducerInbox("a", "uploader"))
+	producer := connectAs(t, s, mint(t, s, "producer.a.uploader", pp, time.Hour), pp)
+	ack, err := producer.js.Publish(ctx, "a.resize.two", []byte("job"))
+	if err != nil || ack.Stream != "tinyctl_a_resizer" {
+		t.Fatalf("producer's job: ack %+v, %v; want it stored in tinyctl_a_resizer", ack, err)
+	}
+	producer.refused(t, "a producer publishing another tenant's job", "b.bill.forged", func() { _ = producer.nc.Publish("b.bill.forged", []byte("x")) })
+	producer.refused(t, "a producer fetching jobs", "$JS.API.CONSUMER.MSG.NEXT.tinyctl_a_resizer.tinyctl_a_resizer_worker", func() {
+		_ = producer.nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT.tinyctl_a_resizer.tinyctl_a_resizer_worker", producer.nc.NewRespInbox(), []byte("1"))
+	})
+	producer.refused(t, "a producer writing a spec", "$KV."+b.Specs+".a.resizer", func() { _ = producer.nc.Publish("$KV."+b.Specs+".a.resizer", []byte("{}")) })
+	producer.refused(t, "a producer reading other parties' inboxes", "_INBOX.>", func() { _, _ = producer.nc.SubscribeSync("_INBOX.>") })
 }
 
 // brief bounds a call the server is expected to refuse: the refusal is
