@@ -59,9 +59,13 @@ func replicas(r *int32) int32 {
 	return *r
 }
 
+// reloadAnnotation asks Reloader to roll the workers when a shared
+// credentials Secret changes. Minted credentials (PerComponent) get none:
+// the controller rewrites them every half TTL, and workers re-read them on
+// reconnect, so a rollout would only restart every worker every half hour.
 func reloadAnnotation(c api.Component, cl Cluster) map[string]string {
 	s := credentialsSecret(c, cl)
-	if s == "" {
+	if s == "" || cl.NATS.CredentialsSecret == PerComponent {
 		return nil
 	}
 	return map[string]string{AnnotationReloadSecret: s}

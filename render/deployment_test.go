@@ -110,6 +110,19 @@ func TestCredentialsAreMountedReadOnly(t *testing.T) {
 	if n := len(objs.Deployment.Spec.Template.Spec.Volumes); n != 1 {
 		t.Errorf("volumes = %d without a credentials Secret, want only /tmp", n)
 	}
+
+	// Minted credentials are rewritten every half TTL and re-read by the
+	// worker on reconnect: no rollout for them.
+	cl.NATS.CredentialsSecret = render.PerComponent
+	if objs, err = render.Render(c, 1, cl); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := objs.Deployment.Annotations[render.AnnotationReloadSecret]; ok {
+		t.Errorf("reload annotation %q on minted credentials: Reloader would restart every worker every half TTL", got)
+	}
+	if got := objs.Deployment.Spec.Template.Spec.Volumes[1].Secret.SecretName; got != "extractor-nats" {
+		t.Errorf("minted credentials volume from %q, want extractor-nats", got)
+	}
 }
 
 // TestWorkerEnvironment checks the variables a worker reads to find its

@@ -32,9 +32,10 @@ const (
 	// AnnotationReloadSecret is read by Stakater Reloader
 	// (https://github.com/stakater/Reloader): its value names Secrets, and
 	// Reloader rolls the Deployment's pods when one of them changes. Render
-	// sets it on the Deployment to the NATS credentials Secret, so rotated
-	// credentials reach running workers. Without Reloader installed it is
-	// inert, and workers pick up new credentials on their next restart.
+	// sets it on the Deployment to a shared NATS credentials Secret, so
+	// changed credentials reach running workers. Credentials minted per
+	// component get none: workers re-read them when they reconnect. Without
+	// Reloader installed it is inert.
 	AnnotationReloadSecret = "secret.reloader.stakater.com/reload"
 )
 

@@ -15,14 +15,16 @@ func newDiffCmd(o *options) *cobra.Command {
 	var (
 		files   fileFlags
 		kube    cli.KubeFlags
-		cluster clusterFlag
+		cluster = clusterFlag{live: true}
 	)
 	cmd := &cobra.Command{
 		Use:   "diff -f FILE|DIR|-",
 		Short: "Show how the cluster would change if the components were reconciled",
-		Long: `Diff renders each component given with -f for a cluster installed with default
-settings (with --cluster, with the settings that cluster's controller reports
-in its heartbeat) with the overrides that select that cluster merged in,
+		Long: `Diff renders each component given with -f the way the cluster's controller
+would — with the settings the controller of cluster "default" reports in its
+heartbeat when NATS (--nats-url, TINYCTL_NATS_URL) has it, else with those of a
+default install; with --cluster, with the settings that cluster reports — with
+the overrides that select that cluster merged in,
 server-side dry-runs every object on the Kubernetes API server, and
 prints a unified diff between the live object and the dry-run result. Fields
 the API server manages (managedFields, resourceVersion, generation, uid,

@@ -18,8 +18,9 @@ func scaledComponent(namespace, name, maxReplicas string) string {
 	return strings.Replace(component(namespace, name, "acme/"+name+":1.0.0"), "  jobs:", "  scaling: {maxReplicas: "+maxReplicas+"}\n  jobs:", 1)
 }
 
-// applyForReal renders doc as the controller would and applies its
-// objects to the API server.
+// applyForReal renders doc as the controller of a default install would
+// (jwt: each worker mounts credentials of its own) and applies its objects
+// to the API server.
 func applyForReal(t *testing.T, doc string) {
 	t.Helper()
 	c, err := decode.Component([]byte(doc))
@@ -29,7 +30,9 @@ func applyForReal(t *testing.T, doc string) {
 	if c, err = validate.Normalize(c); err != nil {
 		t.Fatal(err)
 	}
-	objs, err := render.Render(c, 1, render.DefaultCluster())
+	cl := render.DefaultCluster()
+	cl.NATS.CredentialsSecret = render.PerComponent
+	objs, err := render.Render(c, 1, cl)
 	if err != nil {
 		t.Fatal(err)
 	}
