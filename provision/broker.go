@@ -1,6 +1,8 @@
 package provision
 
 import (
+	"github.com/tinyctl/tinyctl/provision/keyring"
+
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -13,13 +15,6 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/render"
-)
-
-// The broker's token Secret, as the nats chart and the tinyctl chart
-// expect it by default.
-const (
-	TokenSecret = "nats-auth"
-	TokenKey    = "token"
 )
 
 // brokerService is the client Service of the nats chart's release.
@@ -88,13 +83,13 @@ func brokerAuth(values map[string]any) (authRef, error) {
 	default:
 		return ref, fmt.Errorf("broker values: auth.mode %q: want token, jwt or none", mode)
 	}
-	if ref.secret, err = nestedString(values, TokenSecret, "auth", "secretName"); err != nil {
+	if ref.secret, err = nestedString(values, keyring.TokenSecret, "auth", "secretName"); err != nil {
 		return ref, fmt.Errorf("broker values: %w", err)
 	}
-	if ref.key, err = nestedString(values, TokenKey, "auth", "secretKey"); err != nil {
+	if ref.key, err = nestedString(values, keyring.TokenKey, "auth", "secretKey"); err != nil {
 		return ref, fmt.Errorf("broker values: %w", err)
 	}
-	if ref.jwtSecret, err = nestedString(values, JWTSecret, "auth", "jwtSecretName"); err != nil {
+	if ref.jwtSecret, err = nestedString(values, keyring.JWTSecret, "auth", "jwtSecretName"); err != nil {
 		return ref, fmt.Errorf("broker values: %w", err)
 	}
 	return ref, nil
@@ -169,7 +164,7 @@ func (p *Provisioner) createSecret(ctx context.Context, name string, data map[st
 // exists, else the same URL without a token. It fails only when the
 // Secret cannot be read (or holds no token).
 func (p *Provisioner) BrokerURL(ctx context.Context) (string, error) {
-	tok, err := p.readToken(ctx, TokenSecret, TokenKey)
+	tok, err := p.readToken(ctx, keyring.TokenSecret, keyring.TokenKey)
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,8 @@
 package provision
 
 import (
+	"github.com/tinyctl/tinyctl/provision/keyring"
+
 	"context"
 	"errors"
 	"fmt"
@@ -11,31 +13,6 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/identity"
-)
-
-// The Secrets of the broker's decentralized auth (AuthJWT), in the
-// runtime namespace.
-const (
-	// KeysSecret holds the seeds of the operator, the system account,
-	// tinyctl's account and its signing key: the root of trust. Nothing
-	// mounts it; only `tinyctl install` reads it.
-	KeysSecret = "tinyctl-nats-keys"
-	// JWTSecret holds, under JWTKey, the server configuration that trusts
-	// the operator and preloads the accounts (public JWTs only). The
-	// broker mounts it.
-	JWTSecret = "nats-jwt"
-	JWTKey    = "auth.conf"
-	// SignerSecret holds the account signing key's seed (SignerSeedKey)
-	// and the account's public key (SignerAccountKey). The controller
-	// mounts it and mints every other identity with it.
-	SignerSecret     = "tinyctl-account-signer"
-	SignerSeedKey    = "seed"
-	SignerAccountKey = "account"
-	// PublisherSecret holds, under PublisherCredsKey, credentials that may
-	// write specs and read status, and nothing else: what `tinyctl apply`
-	// and other publishers use.
-	PublisherSecret   = "tinyctl-publisher"
-	PublisherCredsKey = "publisher.creds"
 )
 
 // ErrKeysLost means the broker's trust configuration exists but the keys
@@ -59,14 +36,14 @@ func (p *Provisioner) ensureIdentity(ctx context.Context, jwtSecret string) ([]R
 	}{
 		{jwtSecret, func() (map[string][]byte, error) {
 			conf, err := keys.ServerConfig()
-			return map[string][]byte{JWTKey: conf}, err
+			return map[string][]byte{keyring.JWTKey: conf}, err
 		}},
-		{SignerSecret, func() (map[string][]byte, error) {
-			return map[string][]byte{SignerSeedKey: keys.Seeds().Signing, SignerAccountKey: []byte(keys.AccountPublicKey())}, nil
+		{keyring.SignerSecret, func() (map[string][]byte, error) {
+			return map[string][]byte{keyring.SignerSeedKey: keys.Seeds().Signing, keyring.SignerAccountKey: []byte(keys.AccountPublicKey())}, nil
 		}},
-		{PublisherSecret, func() (map[string][]byte, error) {
+		{keyring.PublisherSecret, func() (map[string][]byte, error) {
 			c, err := keys.Signer().Mint(identity.Name("publisher", p.opts.Namespace), identity.Publisher(identity.DefaultBuckets()), time.Now(), 0)
-			return map[string][]byte{PublisherCredsKey: c.File}, err
+			return map[string][]byte{keyring.PublisherCredsKey: c.File}, err
 		}},
 	}
 	for _, d := range derived {
@@ -82,8 +59,8 @@ func (p *Provisioner) ensureIdentity(ctx context.Context, jwtSecret string) ([]R
 // ensureKeys reads the keys, or generates and stores them when neither
 // they nor a trust configuration made from them exist.
 func (p *Provisioner) ensureKeys(ctx context.Context, jwtSecret string) (identity.Keys, Result, error) {
-	res := Result{Kind: "Secret", Namespace: p.opts.Namespace, Name: KeysSecret}
-	data, found, err := p.readSecret(ctx, KeysSecret)
+	res := Result{Kind: "Secret", Namespace: p.opts.Namespace, Name: keyring.KeysSecret}
+	data, found, err := p.readSecret(ctx, keyring.KeysSecret)
 	if err != nil {
 		return identity.Keys{}, res, err
 	}
@@ -98,7 +75,7 @@ func (p *Provisioner) ensureKeys(ctx context.Context, jwtSecret string) (identit
 	if _, trusted, err := p.readSecret(ctx, jwtSecret); err != nil || trusted {
 		if err == nil {
 			err = fmt.Errorf("%w: Secret %s/%s exists without Secret %s; restore %s, or delete %s to start over (every credential minted so far stops working)",
-				ErrKeysLost, p.opts.Namespace, jwtSecret, KeysSecret, KeysSecret, jwtSecret)
+				ErrKeysLost, p.opts.Namespace, jwtSecret, keyring.KeysSecret, keyring.KeysSecret, jwtSecret)
 		}
 		return identity.Keys{}, res, err
 	}
@@ -107,7 +84,7 @@ func (p *Provisioner) ensureKeys(ctx context.Context, jwtSecret string) (identit
 		return k, res, err
 	}
 	s := k.Seeds()
-	res, err = p.createSecret(ctx, KeysSecret, map[string][]byte{
+	res, err = p.createSecret(ctx, keyring.KeysSecret, map[string][]byte{
 		seedKeys[0]: s.Operator, seedKeys[1]: s.System, seedKeys[2]: s.Account, seedKeys[3]: s.Signing,
 	})
 	return k, res, err
@@ -145,6 +122,6 @@ func (p *Provisioner) readSecret(ctx context.Context, name string) (map[string][
 // HasPublisherCredentials reports whether the runtime holds publisher
 // credentials (Secret PublisherSecret): the broker uses jwt auth.
 func (p *Provisioner) HasPublisherCredentials(ctx context.Context) (bool, error) {
-	data, found, err := p.readSecret(ctx, PublisherSecret)
-	return found && len(data[PublisherCredsKey]) > 0, err
+	data, found, err := p.readSecret(ctx, keyring.PublisherSecret)
+	return found && len(data[keyring.PublisherCredsKey]) > 0, err
 }

@@ -1,6 +1,8 @@
 package provision
 
 import (
+	"github.com/tinyctl/tinyctl/provision/keyring"
+
 	"context"
 	"fmt"
 	"strings"
@@ -63,16 +65,16 @@ func (p *Provisioner) controllerValues(ctx context.Context, image string, auth B
 	nats := map[string]any{
 		"url":         p.brokerEndpoint().String(),
 		"namespace":   p.opts.Namespace,
-		"tokenSecret": map[string]any{"name": "", "key": TokenKey},
+		"tokenSecret": map[string]any{"name": "", "key": keyring.TokenKey},
 	}
 	switch auth {
 	case AuthToken:
-		tok, err := p.readToken(ctx, TokenSecret, TokenKey)
+		tok, err := p.readToken(ctx, keyring.TokenSecret, keyring.TokenKey)
 		if err != nil {
 			return nil, err
 		}
 		if tok != "" {
-			nats["tokenSecret"] = map[string]any{"name": TokenSecret, "key": TokenKey}
+			nats["tokenSecret"] = map[string]any{"name": keyring.TokenSecret, "key": keyring.TokenKey}
 		}
 	case AuthJWT:
 		id, err := p.signerValues(ctx)
@@ -94,14 +96,14 @@ func (p *Provisioner) controllerValues(ctx context.Context, image string, auth B
 
 // signerValues point the controller at the account signing key's Secret.
 func (p *Provisioner) signerValues(ctx context.Context) (map[string]any, error) {
-	data, found, err := p.readSecret(ctx, SignerSecret)
+	data, found, err := p.readSecret(ctx, keyring.SignerSecret)
 	if err != nil {
 		return nil, err
 	}
-	if !found || len(data[SignerAccountKey]) == 0 {
-		return nil, fmt.Errorf("broker auth jwt: Secret %s/%s with key %q does not exist (install the broker first)", p.opts.Namespace, SignerSecret, SignerAccountKey)
+	if !found || len(data[keyring.SignerAccountKey]) == 0 {
+		return nil, fmt.Errorf("broker auth jwt: Secret %s/%s with key %q does not exist (install the broker first)", p.opts.Namespace, keyring.SignerSecret, keyring.SignerAccountKey)
 	}
-	return map[string]any{"signerSecret": SignerSecret, "account": string(data[SignerAccountKey])}, nil
+	return map[string]any{"signerSecret": keyring.SignerSecret, "account": string(data[keyring.SignerAccountKey])}, nil
 }
 
 // splitImage splits "registry:5000/org/name:tag" into repository and tag.

@@ -1,6 +1,8 @@
 package provision_test
 
 import (
+	"github.com/tinyctl/tinyctl/provision/keyring"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,12 +39,12 @@ func TestInstallWithJWTAuth(t *testing.T) {
 		testenv.Must(t, err)
 		return s.Data
 	}
-	signer := secret(provision.SignerSecret)
-	account := string(signer[provision.SignerAccountKey])
+	signer := secret(keyring.SignerSecret)
+	account := string(signer[keyring.SignerAccountKey])
 
 	// The broker: nats-server accepts the trust configuration as mounted.
 	dir := t.TempDir()
-	testenv.Must(t, os.WriteFile(filepath.Join(dir, "auth.conf"), secret(provision.JWTSecret)[provision.JWTKey], 0o600))
+	testenv.Must(t, os.WriteFile(filepath.Join(dir, "auth.conf"), secret(keyring.JWTSecret)[keyring.JWTKey], 0o600))
 	testenv.Must(t, os.WriteFile(filepath.Join(dir, "nats.conf"), []byte("include ./auth.conf\n"), 0o600))
 	opts, err := server.ProcessConfigFile(filepath.Join(dir, "nats.conf"))
 	if err != nil || len(opts.TrustedOperators) != 1 {
@@ -69,7 +71,7 @@ func TestInstallWithJWTAuth(t *testing.T) {
 	for _, name := range []string{"nats", "tinyctl"} {
 		rel := r.deployed(name)
 		b, _ := json.Marshal(rel)
-		for _, seed := range [][]byte{signer[provision.SignerSeedKey], secret(provision.KeysSecret)["operator.nk"]} {
+		for _, seed := range [][]byte{signer[keyring.SignerSeedKey], secret(keyring.KeysSecret)["operator.nk"]} {
 			if len(seed) == 0 || strings.Contains(string(b), string(seed)) {
 				t.Errorf("release %s holds a seed (or the seed is empty)", name)
 			}
@@ -95,7 +97,7 @@ func TestInstallRefusesNewKeysUnderAnOldTrust(t *testing.T) {
 	plan := provision.Plan{BrokerAuth: provision.AuthJWT, SkipCollector: true, SkipCRDs: true}
 	r.install(plan)
 	ctx := context.Background()
-	testenv.Must(t, kube.Clientset(t).CoreV1().Secrets(r.ns).Delete(ctx, provision.KeysSecret, metav1.DeleteOptions{}))
+	testenv.Must(t, kube.Clientset(t).CoreV1().Secrets(r.ns).Delete(ctx, keyring.KeysSecret, metav1.DeleteOptions{}))
 	mark := kube.AuditMark(t)
 	_, err := r.p.Install(ctx, plan, nil)
 	if !errors.Is(err, provision.ErrKeysLost) || !strings.Contains(err.Error(), "restore tinyctl-nats-keys") {

@@ -1,6 +1,8 @@
 package provision_test
 
 import (
+	"github.com/tinyctl/tinyctl/provision/keyring"
+
 	"context"
 	"errors"
 	"slices"
@@ -194,7 +196,7 @@ func checkUninstall(t *testing.T, r *runtime, objects []objectRef) {
 	if err != nil || len(records.Items) > 0 {
 		t.Errorf("release records left: %d (%v)", len(records.Items), err)
 	}
-	if _, err := cs.CoreV1().Secrets(r.ns).Get(ctx, provision.TokenSecret, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := cs.CoreV1().Secrets(r.ns).Get(ctx, keyring.TokenSecret, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("token Secret: %v, want it gone", err)
 	}
 	if r.get(bystander) == nil {

@@ -1,6 +1,8 @@
 package provision_test
 
 import (
+	"github.com/tinyctl/tinyctl/provision/keyring"
+
 	"context"
 	"errors"
 	"fmt"
@@ -118,7 +120,7 @@ func forbiddenCalls(sa *rest.Config, target, runtimeNS string) map[string]func(c
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
 	return map[string]func(context.Context, kubernetes.Interface) error{
 		"read the broker token Secret": func(ctx context.Context, cs kubernetes.Interface) error {
-			_, err := cs.CoreV1().Secrets(runtimeNS).Get(ctx, provision.TokenSecret, metav1.GetOptions{})
+			_, err := cs.CoreV1().Secrets(runtimeNS).Get(ctx, keyring.TokenSecret, metav1.GetOptions{})
 			return err
 		},
 		"list Secrets": func(ctx context.Context, cs kubernetes.Interface) error {

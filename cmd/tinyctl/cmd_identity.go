@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/tinyctl/tinyctl/api/validate"
-	"github.com/tinyctl/tinyctl/provision"
+	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/provision/keyring"
+	"github.com/tinyctl/tinyctl/render"
 )
 
 func newIdentityCmd(o *options) *cobra.Command {
@@ -30,7 +33,7 @@ rights of whoever installed the runtime.`,
 
 // producerFlags are the flags of `tinyctl identity producer`.
 type producerFlags struct {
-	runtime  runtimeFlags
+	runtime  runtimeFlags // only the cluster and the runtime namespace
 	name     string
 	ttl      time.Duration
 	output   string
@@ -64,7 +67,7 @@ The credentials stop working after --ttl; mint new ones before.`,
 	f.runtime.kube.AddFlags(fs)
 	fs.StringVar(&f.runtime.namespace, "runtime-namespace", "tinyctl-system", "namespace of the runtime whose signing key mints the credentials")
 	fs.StringVar(&f.name, "name", "producer", "the producer's name (a DNS label): the server shows it, and it names the inbox prefix")
-	fs.DurationVar(&f.ttl, "ttl", provision.DefaultProducerTTL, "how long the credentials work")
+	fs.DurationVar(&f.ttl, "ttl", keyring.DefaultProducerTTL, "how long the credentials work")
 	fs.StringVarP(&f.output, "output", "o", "", "write the credentials file here (mode 0600) instead of to stdout")
 	fs.StringVar(&f.secret, "secret", "", "store the credentials in this Secret of NAMESPACE instead")
 	fs.StringSliceVar(&f.prefixes, "subject-prefixes", nil, "namespace=pattern[,pattern...] entries, as given to tinyctl serve (default: NAMESPACE.>)")
@@ -79,23 +82,31 @@ func (f *producerFlags) run(ctx context.Context, o *options, ns string, subjects
 	if err != nil {
 		return usageError{err}
 	}
-	req := provision.Producer{Namespace: ns, Name: f.name, Subjects: subjects, TTL: f.ttl, Tenancy: tenancy}
+	req := keyring.Producer{Namespace: ns, Name: f.name, Subjects: subjects, TTL: f.ttl, Tenancy: tenancy}
 	if err := tenancy.Producer(ns, subjects); err != nil {
 		return usageError{err}
 	}
-	p, err := f.runtime.provisioner(o)
+	cfg, err := f.runtime.kube.RESTConfig(o.nats.RequestTimeout, o.errOut)
 	if err != nil {
 		return err
 	}
-	c, err := p.MintProducer(ctx, req)
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	c, err := keyring.MintProducer(ctx, kube, f.runtime.namespace, req)
 	if err != nil {
 		return err
 	}
 	switch {
 	case f.secret != "":
-		res, err := p.StoreProducer(ctx, ns, f.secret, c)
+		a, err := apply.New(cfg, render.AnnotationContentHash)
 		if err != nil {
 			return err
+		}
+		res, err := keyring.StoreProducer(ctx, a, ns, f.secret, c)
+		if err != nil {
+			return fmt.Errorf("Secret %s/%s: %w", ns, f.secret, err)
 		}
 		fmt.Fprintf(o.out, "%s\n", res)
 	case f.output != "":

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"github.com/tinyctl/tinyctl/provision/keyring"
+
 	"context"
 	"fmt"
 	"io"
@@ -199,9 +201,9 @@ func printBrokerAccess(ctx context.Context, w io.Writer, p *provision.Provisione
 	}
 	ns := p.Namespace()
 	fmt.Fprintf(w, "Broker: %s (an identity per party; publisher credentials in Secret %s/%s, key %q)\n",
-		url, ns, provision.PublisherSecret, provision.PublisherCredsKey)
+		url, ns, keyring.PublisherSecret, keyring.PublisherCredsKey)
 	fmt.Fprintf(w, "Publish with them:\n  kubectl -n %s get secret %s -o jsonpath='{.data.%s}' | base64 -d > publisher.creds\n",
-		ns, provision.PublisherSecret, strings.ReplaceAll(provision.PublisherCredsKey, ".", `\.`))
+		ns, keyring.PublisherSecret, strings.ReplaceAll(keyring.PublisherCredsKey, ".", `\.`))
 	fmt.Fprintln(w, "  tinyctl apply --nats-url nats://<broker address>:4222 --nats-creds publisher.creds -f component.yaml")
 }
 
@@ -342,7 +344,7 @@ func maskToken(url, ns string) string {
 	if at < 0 {
 		return url + " (no token)"
 	}
-	return fmt.Sprintf("nats://%s (token in Secret %s/%s, key %q)", url[at+1:], ns, provision.TokenSecret, provision.TokenKey)
+	return fmt.Sprintf("nats://%s (token in Secret %s/%s, key %q)", url[at+1:], ns, keyring.TokenSecret, keyring.TokenKey)
 }
 
 func toAny(ss []string) []any {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/tinyctl/tinyctl/provision/keyring"
+
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -20,9 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tinyctl/tinyctl/api/workerenv"
-	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/internal/testenv"
-	"github.com/tinyctl/tinyctl/provision"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -32,6 +32,8 @@ import (
 // Deployment's arguments and the signing key's Secret.
 type installed struct {
 	t         *testing.T
+	admin     *user
+	kubeArgs  []string
 	ns        string
 	url       string
 	secrets   map[string]map[string][]byte
@@ -45,17 +47,18 @@ func installWithJWT(t *testing.T, target string, extraServeArgs ...string) *inst
 	in := &installed{t: t, ns: "rt-" + strings.ToLower(rand.Text()[:8]), secrets: map[string]map[string][]byte{}}
 	admin := &user{t: t, home: t.TempDir()}
 	kubeArgs := []string{"--kubeconfig", kube.Kubeconfig, "--runtime-namespace", in.ns}
+	in.admin, in.kubeArgs = admin, kubeArgs
 	admin.must(append([]string{"install", "--namespaces", target, "--without-collector"}, kubeArgs...)...)
 	t.Cleanup(func() { admin.run(append([]string{"uninstall"}, kubeArgs...)...) })
 	ctx := context.Background()
 	cs := kube.Clientset(t)
-	for _, name := range []string{provision.JWTSecret, provision.SignerSecret, provision.PublisherSecret} {
+	for _, name := range []string{keyring.JWTSecret, keyring.SignerSecret, keyring.PublisherSecret} {
 		s, err := cs.CoreV1().Secrets(in.ns).Get(ctx, name, metav1.GetOptions{})
 		testenv.Must(t, err)
 		in.secrets[name] = s.Data
 	}
 	in.url = in.startBroker()
-	pubCreds := admin.file("publisher.creds", string(in.secrets[provision.PublisherSecret][provision.PublisherCredsKey]))
+	pubCreds := admin.file("publisher.creds", string(in.secrets[keyring.PublisherSecret][keyring.PublisherCredsKey]))
 	in.publisher = &user{t: t, home: t.TempDir(), env: []string{
 		"TINYCTL_NATS_URL=" + in.url, "TINYCTL_NATS_CREDS=" + pubCreds, "TINYCTL_NATS_CONTEXT=", "TINYCTL_REQUEST_TIMEOUT=10s",
 	}}
@@ -71,7 +74,7 @@ func (in *installed) startBroker() string {
 	testenv.Must(t, err)
 	dir := t.TempDir()
 	testenv.Must(t, os.WriteFile(filepath.Join(dir, "nats.conf"), []byte(cm.Data["nats.conf"]), 0o600))
-	testenv.Must(t, os.WriteFile(filepath.Join(dir, "auth.conf"), in.secrets[provision.JWTSecret][provision.JWTKey], 0o600))
+	testenv.Must(t, os.WriteFile(filepath.Join(dir, "auth.conf"), in.secrets[keyring.JWTSecret][keyring.JWTKey], 0o600))
 	t.Setenv("SERVER_NAME", "nats-0")
 	opts, err := server.ProcessConfigFile(filepath.Join(dir, "nats.conf"))
 	testenv.Must(t, err)
@@ -93,7 +96,7 @@ func (in *installed) startController(admin *user, extra []string) *testenv.Serve
 	t := in.t
 	dep, err := kube.Clientset(t).AppsV1().Deployments(in.ns).Get(context.Background(), "tinyctl", metav1.GetOptions{})
 	testenv.Must(t, err)
-	seed := admin.file("seed", string(in.secrets[provision.SignerSecret][provision.SignerSeedKey]))
+	seed := admin.file("seed", string(in.secrets[keyring.SignerSecret][keyring.SignerSeedKey]))
 	var args []string
 	for _, a := range dep.Spec.Template.Spec.Containers[0].Args {
 		if a == "serve" || strings.HasPrefix(a, "--metrics-addr=") || strings.HasPrefix(a, "--health-addr=") {
@@ -111,15 +114,23 @@ func (in *installed) startController(admin *user, extra []string) *testenv.Serve
 	return p
 }
 
-// producer connects as an application allowed to publish subjects only.
-func (in *installed) producer(subjects ...string) *nats.Conn {
+// producer connects with credentials `tinyctl identity producer` minted
+// for subjects of namespace ns into a Secret there, as a producer running
+// in the cluster would mount them.
+func (in *installed) producer(ns string, subjects ...string) *nats.Conn {
 	t := in.t
-	s := in.secrets[provision.SignerSecret]
-	signer, err := identity.NewSigner(s[provision.SignerSeedKey], string(s[provision.SignerAccountKey]))
+	args := append([]string{"identity", "producer", ns}, subjects...)
+	r := in.admin.must(append(append(args, "--name", "client", "--secret", "client-producer"), in.kubeArgs...)...)
+	if !strings.Contains(r.stdout, "Secret/"+ns+"/client-producer created") {
+		t.Errorf("identity producer --secret: %s", r)
+	}
+	s, err := kube.Clientset(t).CoreV1().Secrets(ns).Get(context.Background(), "client-producer", metav1.GetOptions{})
 	testenv.Must(t, err)
-	c, err := signer.Mint("producer", identity.Permissions{Publish: subjects}, time.Now(), time.Hour)
-	testenv.Must(t, err)
-	nc, err := nats.Connect(in.url, nats.UserCredentials(writeFile(t, "producer.creds", c.File)))
+	inbox := string(s.Data[keyring.ProducerInboxKey])
+	if inbox != "_INBOX_producer_"+ns+"_client" {
+		t.Errorf("producer Secret's inbox prefix %q", inbox)
+	}
+	nc, err := nats.Connect(in.url, nats.UserCredentials(writeFile(t, "producer.creds", s.Data[keyring.ProducerCredsKey])), nats.CustomInboxPrefix(inbox))
 	testenv.Must(t, err)
 	t.Cleanup(nc.Close)
 	return nc
@@ -221,10 +232,17 @@ func TestEachWorkerHoldsOnlyItsOwnIdentity(t *testing.T) {
 
 	w := in.startWorker(target, "resizer")
 	stream, consumer := w.env[workerenv.Stream], w.env[workerenv.Consumer]
-	producer := in.producer(target + ".resize.>")
-	testenv.Must(t, producer.Publish(target+".resize.one", []byte("job")))
-	testenv.Must(t, producer.Flush())
+	r := in.admin.run(append([]string{"identity", "producer", target, "other.resize.x"}, in.kubeArgs...)...)
+	if r.code != exitUsage || !strings.Contains(r.stderr, `"other.resize.x" is outside the subjects namespace `+target+` may use`) {
+		t.Errorf("a producer for another namespace's subject: %s", r)
+	}
+	producer := in.producer(target, target+".resize.>")
 	ctx := testenv.Ctx(t, 30*time.Second)
+	pjs, err := jetstream.New(producer)
+	testenv.Must(t, err)
+	if ack, err := pjs.Publish(ctx, target+".resize.one", []byte("job")); err != nil || ack.Stream != render.StreamName(target, "resizer") {
+		t.Fatalf("the producer's job: ack %+v, %v", ack, err)
+	}
 	cons, err := w.js.Consumer(ctx, stream, consumer)
 	testenv.Must(t, err)
 	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))

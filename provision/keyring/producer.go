@@ -1,4 +1,4 @@
-package provision
+package keyring
 
 import (
 	"context"
@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/apply"
@@ -15,7 +18,7 @@ import (
 	"github.com/tinyctl/tinyctl/render"
 )
 
-// Keys of a producer's credentials Secret (StoreProducer).
+// Keys of a producer's credentials Secret (Store).
 const (
 	ProducerCredsKey = "nats.creds"
 	ProducerInboxKey = "inbox-prefix"
@@ -49,10 +52,10 @@ type ProducerCreds struct {
 }
 
 // MintProducer mints a producer's credentials with the account signing
-// key of the runtime's broker (Secret SignerSecret). It fails on a
-// request whose subjects are not the namespace's to use, and when the
-// broker does not use jwt auth.
-func (p *Provisioner) MintProducer(ctx context.Context, req Producer) (ProducerCreds, error) {
+// key of the runtime in namespace runtime (Secret SignerSecret). It fails
+// on a request whose subjects are not the namespace's to use, and when the
+// runtime's broker does not use jwt auth.
+func MintProducer(ctx context.Context, kube kubernetes.Interface, runtime string, req Producer) (ProducerCreds, error) {
 	if errs := validation.IsDNS1123Label(req.Namespace); len(errs) > 0 {
 		return ProducerCreds{}, fmt.Errorf("producer namespace %q: %s", req.Namespace, errs[0])
 	}
@@ -62,7 +65,7 @@ func (p *Provisioner) MintProducer(ctx context.Context, req Producer) (ProducerC
 	if err := req.Tenancy.Producer(req.Namespace, req.Subjects); err != nil {
 		return ProducerCreds{}, err
 	}
-	signer, err := p.signer(ctx)
+	signer, err := Signer(ctx, kube, runtime)
 	if err != nil {
 		return ProducerCreds{}, err
 	}
@@ -75,29 +78,32 @@ func (p *Provisioner) MintProducer(ctx context.Context, req Producer) (ProducerC
 	return ProducerCreds{Creds: c, InboxPrefix: inbox}, err
 }
 
-// signer is the account signing key the controller mints with.
-func (p *Provisioner) signer(ctx context.Context) (*identity.Signer, error) {
-	data, found, err := p.readSecret(ctx, SignerSecret)
-	if err != nil {
-		return nil, err
+// Signer is the account signing key the controller of the runtime in
+// namespace runtime mints with (Secret SignerSecret). It fails when the
+// Secret cannot be read or does not exist (the broker uses no jwt auth).
+func Signer(ctx context.Context, kube kubernetes.Interface, runtime string) (*identity.Signer, error) {
+	s, err := kube.CoreV1().Secrets(runtime).Get(ctx, SignerSecret, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("Secret %s/%s does not exist: identities are minted only when the broker uses jwt auth (tinyctl install --broker-auth jwt, the default)", runtime, SignerSecret)
+	case err != nil:
+		return nil, fmt.Errorf("Secret %s/%s: read: %w", runtime, SignerSecret, err)
+	case len(s.Data[SignerSeedKey]) == 0 || len(s.Data[SignerAccountKey]) == 0:
+		return nil, fmt.Errorf("Secret %s/%s lacks key %s or %s", runtime, SignerSecret, SignerSeedKey, SignerAccountKey)
 	}
-	if !found || len(data[SignerSeedKey]) == 0 || len(data[SignerAccountKey]) == 0 {
-		return nil, fmt.Errorf("Secret %s/%s does not exist: identities are minted only when the broker uses jwt auth (tinyctl install --broker-auth jwt, the default)", p.opts.Namespace, SignerSecret)
-	}
-	return identity.NewSigner(data[SignerSeedKey], string(data[SignerAccountKey]))
+	return identity.NewSigner(s.Data[SignerSeedKey], string(s.Data[SignerAccountKey]))
 }
 
 // StoreProducer writes c into Secret name of namespace ns (keys
 // ProducerCredsKey and ProducerInboxKey), for a producer that runs in the
-// cluster to mount; an existing Secret of that name is replaced only if
-// tinyctl made it.
-func (p *Provisioner) StoreProducer(ctx context.Context, ns, name string, c ProducerCreds) (Result, error) {
-	res := Result{Kind: "Secret", Namespace: ns, Name: name}
-	ar, err := p.applier.Apply(ctx, &unstructured.Unstructured{Object: map[string]any{
+// cluster to mount. An existing Secret of that name is replaced only if
+// tinyctl made it (the applier's ownership check).
+func StoreProducer(ctx context.Context, a *apply.Manager, ns, name string, c ProducerCreds) (apply.Result, error) {
+	return a.Apply(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Secret",
 		"metadata": map[string]any{
 			"name": name, "namespace": ns,
-			"labels": map[string]any{render.LabelManagedBy: apply.FieldManager, LabelPartOf: PartOfTinyctl},
+			"labels": map[string]any{render.LabelManagedBy: apply.FieldManager},
 		},
 		"type": "Opaque",
 		"data": map[string]any{
@@ -105,8 +111,4 @@ func (p *Provisioner) StoreProducer(ctx context.Context, ns, name string, c Prod
 			ProducerInboxKey: base64.StdEncoding.EncodeToString([]byte(c.InboxPrefix)),
 		},
 	}})
-	if err != nil {
-		return res, fmt.Errorf("%s: %w", res.Ref(), err)
-	}
-	return fromApply(ar), nil
 }
