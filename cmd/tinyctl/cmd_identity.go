@@ -106,7 +106,7 @@ func (f *producerFlags) run(ctx context.Context, o *options, ns string, subjects
 		}
 		res, err := keyring.StoreProducer(ctx, a, ns, f.secret, c)
 		if err != nil {
-			return fmt.Errorf("Secret %s/%s: %w", ns, f.secret, err)
+			return fmt.Errorf("secret %s/%s: %w", ns, f.secret, err)
 		}
 		fmt.Fprintf(o.out, "%s\n", res)
 	case f.output != "":

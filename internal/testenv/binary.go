@@ -12,7 +12,7 @@ import (
 // the working directory into a temporary directory, for tests that run the
 // binary as a user would. cleanup removes it.
 func BuildTinyctl() (path string, cleanup func(), err error) {
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return "", nil, err
 	}
@@ -31,8 +31,9 @@ func BuildTinyctl() (path string, cleanup func(), err error) {
 	return path, cleanup, nil
 }
 
-// repoRoot walks up from the working directory to tinyctl's go.mod.
-func repoRoot() (string, error) {
+// RepoRoot walks up from the working directory to tinyctl's go.mod and
+// returns that directory: the module's root.
+func RepoRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -85,11 +85,11 @@ func Signer(ctx context.Context, kube kubernetes.Interface, runtime string) (*id
 	s, err := kube.CoreV1().Secrets(runtime).Get(ctx, SignerSecret, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("Secret %s/%s does not exist: identities are minted only when the broker uses jwt auth (tinyctl install --broker-auth jwt, the default)", runtime, SignerSecret)
+		return nil, fmt.Errorf("secret %s/%s does not exist: identities are minted only when the broker uses jwt auth (tinyctl install --broker-auth jwt, the default)", runtime, SignerSecret)
 	case err != nil:
-		return nil, fmt.Errorf("Secret %s/%s: read: %w", runtime, SignerSecret, err)
+		return nil, fmt.Errorf("secret %s/%s: read: %w", runtime, SignerSecret, err)
 	case len(s.Data[SignerSeedKey]) == 0 || len(s.Data[SignerAccountKey]) == 0:
-		return nil, fmt.Errorf("Secret %s/%s lacks key %s or %s", runtime, SignerSecret, SignerSeedKey, SignerAccountKey)
+		return nil, fmt.Errorf("secret %s/%s lacks key %s or %s", runtime, SignerSecret, SignerSeedKey, SignerAccountKey)
 	}
 	return identity.NewSigner(s.Data[SignerSeedKey], string(s.Data[SignerAccountKey]))
 }
