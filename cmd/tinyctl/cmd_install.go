@@ -188,7 +188,8 @@ func printStorage(o *options, s provision.BrokerStorage) {
 	}
 }
 
-// printBrokerAccess says where the broker is and how a publisher gets in.
+// printBrokerAccess says where the broker is and how a publisher reaches
+// it from outside the cluster.
 func printBrokerAccess(ctx context.Context, w io.Writer, p *provision.Provisioner) {
 	url, err := p.BrokerURL(ctx)
 	if err != nil {
@@ -202,9 +203,12 @@ func printBrokerAccess(ctx context.Context, w io.Writer, p *provision.Provisione
 	ns := p.Namespace()
 	fmt.Fprintf(w, "Broker: %s (an identity per party; publisher credentials in Secret %s/%s, key %q)\n",
 		url, ns, keyring.PublisherSecret, keyring.PublisherCredsKey)
-	fmt.Fprintf(w, "Publish with them:\n  kubectl -n %s get secret %s -o jsonpath='{.data.%s}' | base64 -d > publisher.creds\n",
+	fmt.Fprintf(w, "Publish from here:\n  kubectl -n %s port-forward svc/%s 4222:4222 &\n", ns, provision.ChartBroker)
+	fmt.Fprintf(w, "  kubectl -n %s get secret %s -o jsonpath='{.data.%s}' | base64 -d > publisher.creds\n",
 		ns, keyring.PublisherSecret, strings.ReplaceAll(keyring.PublisherCredsKey, ".", `\.`))
-	fmt.Fprintln(w, "  tinyctl apply --nats-url nats://<broker address>:4222 --nats-creds publisher.creds -f component.yaml")
+	fmt.Fprintln(w, "  export TINYCTL_NATS_URL=nats://127.0.0.1:4222 TINYCTL_NATS_CREDS=$PWD/publisher.creds")
+	fmt.Fprintln(w, "  tinyctl apply -f component.yaml")
+	fmt.Fprintln(w, "Jobs come from producers: tinyctl identity producer NAMESPACE SUBJECT... --name NAME -o NAME.creds")
 }
 
 // plan turns the flags into a provision.Plan, reading the values files.
