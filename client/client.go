@@ -13,6 +13,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/identity"
 )
 
 // ErrNotFound matches (errors.Is) the error for a component, revision or
@@ -33,6 +34,12 @@ type Config struct {
 	// Now is the clock ages and staleness are judged by (default
 	// time.Now).
 	Now func() time.Time
+	// Namespace, when set, says the connection's credentials are a
+	// namespace publisher's (identity.NamespacePublisher, `tinyctl
+	// identity publisher`): the client then reads and writes only that
+	// namespace's specs and status rows, through what its account imports;
+	// Create is ignored, and watching is not possible.
+	Namespace string
 }
 
 // Client reads and writes the spec bucket and reads the status of
@@ -45,7 +52,13 @@ type Client struct {
 	// statusBucket names the status bucket.
 	statusBucket string
 	now          func() time.Time
+	// namespace is the one namespace the credentials may touch ("": all).
+	namespace string
 }
+
+// Namespace is the one namespace the client's credentials may touch, or
+// "" when they may touch every namespace.
+func (c *Client) Namespace() string { return c.namespace }
 
 // New binds to the buckets cfg names on conn, adopting the settings of
 // those that exist. It returns an error when NATS refuses or a bucket
@@ -59,12 +72,17 @@ func New(ctx context.Context, conn *bus.Conn, cfg Config) (*Client, error) {
 	if cfg.Create {
 		mode = kv.Adopt
 	}
+	var prefix, scope string
+	if cfg.Namespace != "" {
+		prefix, scope = identity.SpecsAPIPrefix, cfg.Namespace+"."
+		c.namespace = cfg.Namespace
+	}
 	var err error
-	c.specs, err = specs.Open(ctx, conn, specs.Config{Bucket: cfg.SpecBucket}, mode)
+	c.specs, err = specs.Open(ctx, conn, specs.Config{Bucket: cfg.SpecBucket, APIPrefix: prefix, Scope: scope}, mode)
 	if err != nil && !errors.Is(err, bus.ErrNotFound) {
 		return nil, err
 	}
-	c.statuses, err = status.Open(ctx, conn, status.Config{Bucket: cfg.StatusBucket, Now: c.now}, mode)
+	c.statuses, err = status.Open(ctx, conn, status.Config{Bucket: cfg.StatusBucket, Now: c.now, APIPrefix: prefix, Scope: scope}, mode)
 	if err != nil && !errors.Is(err, bus.ErrNotFound) {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func TestNATSConfigJWT(t *testing.T) {
 	t.Setenv("SERVER_NAME", "nats-0")
 	keys, err := identity.NewKeys()
 	testenv.Must(t, err)
-	conf, err := keys.ServerConfig()
+	conf, err := keys.ServerConfig(filepath.Join(t.TempDir(), "jwt"))
 	testenv.Must(t, err)
 	path := natsConf(t, map[string]any{"auth": map[string]any{"mode": "jwt"}})
 	testenv.Must(t, os.WriteFile(filepath.Join(filepath.Dir(path), "auth.conf"), conf, 0o600))

@@ -89,7 +89,7 @@ func TestNATSClusterReplicasMustBeOdd(t *testing.T) {
 func TestNATSClusterRunsInJWTMode(t *testing.T) {
 	keys, err := identity.NewKeys()
 	testenv.Must(t, err)
-	conf, err := keys.ServerConfig()
+	conf, err := keys.ServerConfig(filepath.Join(t.TempDir(), "jwt"))
 	testenv.Must(t, err)
 	path := natsConf(t, map[string]any{"auth": map[string]any{"mode": "jwt"}, "cluster": map[string]any{"replicas": 3}})
 	testenv.Must(t, os.WriteFile(filepath.Join(filepath.Dir(path), "auth.conf"), conf, 0o600))

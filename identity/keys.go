@@ -7,25 +7,29 @@ import (
 	"github.com/nats-io/nkeys"
 )
 
-// Keys are the keys of a broker with decentralized auth: the operator, the
-// system account the server needs, and tinyctl's account with the signing
-// key the controller holds. `tinyctl install` generates them once and
-// keeps them in a Secret; only the signing key leaves it.
+// Keys are the keys of a broker with decentralized auth: the operator and
+// its signing key (which signs namespaces' accounts, see Issuer), the
+// system account the server needs, and tinyctl's control account with the
+// signing key the controller mints its own user with. `tinyctl install`
+// generates them once and keeps them in a Secret; only the signing keys
+// leave it, for the controller.
 type Keys struct {
-	Operator, System, Account, Signing nkeys.KeyPair
+	Operator, OperatorSigning, System, Account, Signing nkeys.KeyPair
 }
 
 // Seeds holds Keys as seeds, for storage.
 type Seeds struct {
-	Operator, System, Account, Signing []byte
+	Operator, OperatorSigning, System, Account, Signing []byte
 }
 
 // NewKeys generates a new set of keys.
 func NewKeys() (Keys, error) {
 	var k Keys
 	var err error
-	if k.Operator, err = nkeys.CreateOperator(); err != nil {
-		return k, fmt.Errorf("identity: operator key: %w", err)
+	for _, p := range []*nkeys.KeyPair{&k.Operator, &k.OperatorSigning} {
+		if *p, err = nkeys.CreateOperator(); err != nil {
+			return k, fmt.Errorf("identity: operator key: %w", err)
+		}
 	}
 	for _, p := range []*nkeys.KeyPair{&k.System, &k.Account, &k.Signing} {
 		if *p, err = nkeys.CreateAccount(); err != nil {
@@ -43,7 +47,7 @@ func KeysFromSeeds(s Seeds) (Keys, error) {
 		seed []byte
 		key  *nkeys.KeyPair
 		name string
-	}{{s.Operator, &k.Operator, "operator"}, {s.System, &k.System, "system account"},
+	}{{s.Operator, &k.Operator, "operator"}, {s.OperatorSigning, &k.OperatorSigning, "operator signing"}, {s.System, &k.System, "system account"},
 		{s.Account, &k.Account, "account"}, {s.Signing, &k.Signing, "signing"}} {
 		if *p.key, err = nkeys.FromSeed(p.seed); err != nil {
 			return Keys{}, fmt.Errorf("identity: %s key: %w", p.name, err)
@@ -55,7 +59,7 @@ func KeysFromSeeds(s Seeds) (Keys, error) {
 // Seeds returns the keys' seeds.
 func (k Keys) Seeds() Seeds {
 	seed := func(kp nkeys.KeyPair) []byte { s, _ := kp.Seed(); return s }
-	return Seeds{Operator: seed(k.Operator), System: seed(k.System), Account: seed(k.Account), Signing: seed(k.Signing)}
+	return Seeds{Operator: seed(k.Operator), OperatorSigning: seed(k.OperatorSigning), System: seed(k.System), Account: seed(k.Account), Signing: seed(k.Signing)}
 }
 
 func public(kp nkeys.KeyPair) string { p, _ := kp.PublicKey(); return p }
@@ -72,22 +76,18 @@ func (k Keys) OperatorJWT() (string, error) {
 	oc := jwt.NewOperatorClaims(public(k.Operator))
 	oc.Name = "tinyctl"
 	oc.SystemAccount = public(k.System)
+	oc.SigningKeys.Add(public(k.OperatorSigning))
 	return oc.Encode(k.Operator)
 }
 
 // AccountJWTs returns the JWTs of the system account and of tinyctl's
-// account (JetStream enabled, without limits of its own; the signing key
-// registered), signed by the operator, by public key: what the server's
-// resolver preloads.
+// control account (ControlClaims without namespaces yet), signed by the
+// operator, by public key: what the server's resolver preloads.
 func (k Keys) AccountJWTs() (map[string]string, error) {
 	sys := jwt.NewAccountClaims(public(k.System))
 	sys.Name = "SYS"
-	acc := jwt.NewAccountClaims(public(k.Account))
-	acc.Name = "TINYCTL"
-	acc.SigningKeys.Add(public(k.Signing))
-	acc.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
 	out := map[string]string{}
-	for _, c := range []*jwt.AccountClaims{sys, acc} {
+	for _, c := range []*jwt.AccountClaims{sys, ControlClaims(k.Control(DefaultBuckets()), nil)} {
 		token, err := c.Encode(k.Operator)
 		if err != nil {
 			return nil, fmt.Errorf("identity: account %s: %w", c.Name, err)
@@ -96,6 +96,23 @@ func (k Keys) AccountJWTs() (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// Control is what an Issuer needs to know of the control account.
+func (k Keys) Control(b Buckets) Control {
+	return Control{Account: public(k.Account), SigningKey: public(k.Signing), Buckets: b}
+}
+
+// Issuer returns the Issuer of namespaces' accounts.
+func (k Keys) Issuer(b Buckets) *Issuer {
+	i, err := NewIssuer(k.Seeds().OperatorSigning, k.Control(b))
+	if err != nil {
+		panic(err) // keys generated or restored here are always valid
+	}
+	return i
+}
+
+// SystemSigner mints users of the system account (Claims).
+func (k Keys) SystemSigner() *Signer { return &Signer{key: k.System, account: public(k.System)} }
 
 // Signer returns the Signer of tinyctl's account.
 func (k Keys) Signer() *Signer { return &Signer{key: k.Signing, account: public(k.Account)} }

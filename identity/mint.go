@@ -19,6 +19,10 @@ type Permissions struct {
 	// InboxPrefix, when set, is the inbox prefix the user's client must
 	// use (nats.CustomInboxPrefix): the user may receive only under it.
 	InboxPrefix string
+	// Tags are written into the user JWT for clients to read (the server
+	// ignores them): what a tool holding the credentials needs to know,
+	// such as the namespace they are scoped to (ScopeOf).
+	Tags []string
 }
 
 // Signer mints user credentials for one account with one of its signing
@@ -47,6 +51,10 @@ func NewSigner(seed []byte, account string) (*Signer, error) {
 
 // Account returns the public key of the account users are minted in.
 func (s *Signer) Account() string { return s.account }
+
+// PublicKey returns the public key of the key users are signed with (the
+// account's signing key, or the account's own).
+func (s *Signer) PublicKey() (string, error) { return s.key.PublicKey() }
 
 // Creds are minted user credentials: the content of a .creds file (the
 // user JWT and its seed, which must be kept secret), the user's public key
@@ -99,6 +107,7 @@ func (s *Signer) mint(name string, perms Permissions, now time.Time, ttl time.Du
 	uc.Pub.Allow.Add(perms.Publish...)
 	uc.Pub.Deny.Add(perms.DenyPublish...)
 	uc.Sub.Allow.Add(perms.Subscribe...)
+	uc.Tags.Add(perms.Tags...)
 	if len(perms.Publish) == 0 {
 		uc.Pub.Deny.Add(">")
 	}

@@ -1,6 +1,11 @@
 package identity
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/jwt/v2"
+)
 
 // Bucket names the roles need (the defaults of the bus packages).
 type Buckets struct {
@@ -17,15 +22,61 @@ func DefaultBuckets() Buckets {
 // stream, read the stream, receive under its own inbox prefix (which its
 // client must use) and publish the subjects its component declares.
 // Nothing else: not another consumer, not the buckets, not the JetStream
-// API that creates or deletes.
-func Worker(stream, consumer, inbox string, publish []string) Permissions {
+// API that creates or deletes. apiPrefix is its JetStream API prefix:
+// "$JS.API" in a single account, JobsAPIPrefix in a tenant account.
+func Worker(apiPrefix, stream, consumer, inbox string, publish []string) Permissions {
 	pub := []string{
-		"$JS.API.CONSUMER.MSG.NEXT." + stream + "." + consumer,
-		"$JS.API.CONSUMER.INFO." + stream + "." + consumer,
-		"$JS.API.STREAM.INFO." + stream,
+		apiPrefix + ".CONSUMER.MSG.NEXT." + stream + "." + consumer,
+		apiPrefix + ".CONSUMER.INFO." + stream + "." + consumer,
 		"$JS.ACK." + stream + "." + consumer + ".>",
 	}
+	if apiPrefix == DefaultAPIPrefix {
+		pub = append(pub, apiPrefix+".STREAM.INFO."+stream)
+	}
 	return Permissions{Publish: append(pub, publish...), Subscribe: []string{inbox + ".>"}, InboxPrefix: inbox}
+}
+
+// DefaultAPIPrefix is JetStream's own API prefix.
+const DefaultAPIPrefix = "$JS.API"
+
+// NamespacePublisher may write the spec keys of namespace ns and read, as
+// a publisher account imports them under SpecsAPIPrefix, ns's specs, its
+// status rows and the heartbeats. It lives in ns's publisher account,
+// which imports nothing else.
+func NamespacePublisher(b Buckets, ns string) Permissions {
+	return Permissions{Publish: []string{"$KV." + b.Specs + "." + ns + ".*", SpecsAPIPrefix + ".>"}, Subscribe: []string{"_INBOX.>"},
+		Tags: []string{scopeTag + ns}}
+}
+
+// scopeTag starts the user JWT tag that names the namespace a namespace
+// publisher's credentials are scoped to.
+const scopeTag = "tinyctl.io/namespace:"
+
+// ScopeOf reads a credentials file (a user JWT and its seed) and returns
+// the namespace it is scoped to, or "" for credentials that are not a
+// namespace publisher's. It fails when the file holds no user JWT.
+func ScopeOf(creds []byte) (string, error) {
+	token, err := jwt.ParseDecoratedJWT(creds)
+	if err != nil {
+		return "", fmt.Errorf("identity: credentials: %w", err)
+	}
+	uc, err := jwt.DecodeUserClaims(token)
+	if err != nil {
+		return "", fmt.Errorf("identity: credentials: %w", err)
+	}
+	for _, t := range uc.Tags {
+		if ns, ok := strings.CutPrefix(t, scopeTag); ok {
+			return ns, nil
+		}
+	}
+	return "", nil
+}
+
+// Claims may push account JWTs into the broker's resolver: the system
+// account's claims-update requests, nothing else. The controller holds it
+// to create namespaces' accounts.
+func Claims() Permissions {
+	return Permissions{Publish: []string{claimsUpdateSubject, "$SYS.REQ.ACCOUNT.*.CLAIMS.LOOKUP"}, Subscribe: []string{"_INBOX.>"}}
 }
 
 // Producer may publish jobs to subjects (a namespace's job subjects) and
@@ -66,12 +117,14 @@ func readBucket(bucket string) []string {
 }
 
 // Controller may use the JetStream API (streams, consumers, its buckets)
-// and write the status, heartbeat and lease buckets, but not the spec
-// bucket, which only publishers write, nor delete, purge or edit it.
+// and, as the control account imports them, the JetStream APIs of the
+// namespaces' jobs accounts (NamespaceAPIPrefix), and write the status,
+// heartbeat and lease buckets, but not the spec bucket, which only
+// publishers write, nor delete, purge or edit it.
 func Controller(b Buckets) Permissions {
 	specs := "KV_" + b.Specs
 	return Permissions{
-		Publish:   []string{"$JS.API.>", "$KV." + b.Status + ".>", "$KV." + b.Heartbeats + ".>", "$KV." + b.Leases + ".>"},
+		Publish:   []string{"$JS.API.>", "$KV." + b.Status + ".>", "$KV." + b.Heartbeats + ".>", "$KV." + b.Leases + ".>", "tinyctl.ns.*.API.>"},
 		Subscribe: []string{"_INBOX.>"},
 		DenyPublish: []string{"$JS.API.STREAM.DELETE." + specs, "$JS.API.STREAM.PURGE." + specs,
 			"$JS.API.STREAM.UPDATE." + specs, "$JS.API.STREAM.MSG.DELETE." + specs},

@@ -106,7 +106,7 @@ func TestEachPartyMayDoItsJobAndNothingElse(t *testing.T) {
 	}
 	testenv.Must(t, admin.Flush())
 
-	perms := identity.Worker("tinyctl_a_resizer", "tinyctl_a_resizer_worker", "_INBOX_a_resizer", []string{"a.thumbs.>"})
+	perms := identity.Worker(identity.DefaultAPIPrefix, "tinyctl_a_resizer", "tinyctl_a_resizer_worker", "_INBOX_a_resizer", []string{"a.thumbs.>"})
 	worker := connectAs(t, s, mint(t, s, "worker.a.resizer", perms, time.Hour), perms)
 	own, err := worker.js.Consumer(ctx, "tinyctl_a_resizer", "tinyctl_a_resizer_worker")
 	testenv.Must(t, err)
@@ -169,7 +169,7 @@ func brief(t *testing.T) context.Context { return testenv.Ctx(t, 300*time.Millis
 func TestExpiredCredentialsAreRefusedAndDisconnected(t *testing.T) {
 	t.Parallel()
 	s := natstest.Start(t, natstest.WithJWT())
-	perms := identity.Worker("tinyctl_a_resizer", "tinyctl_a_resizer_worker", "_INBOX_a_resizer", nil)
+	perms := identity.Worker(identity.DefaultAPIPrefix, "tinyctl_a_resizer", "tinyctl_a_resizer_worker", "_INBOX_a_resizer", nil)
 	c := mint(t, s, "worker.a.resizer", perms, 2*time.Second)
 	if time.Until(c.Expires) > 2*time.Second {
 		t.Fatalf("expires %s, want within 2s", c.Expires)

@@ -9,9 +9,11 @@ import (
 
 // ServerConfig is the fragment of nats-server configuration that makes a
 // server trust these keys: the operator's JWT, the system account and a
-// memory resolver preloaded with the account JWTs. It holds public JWTs
-// only, no seed: the broker can verify users but mint none.
-func (k Keys) ServerConfig() ([]byte, error) {
+// full resolver storing account JWTs in dir, preloaded with the system and
+// control accounts. The controller pushes namespaces' accounts into it
+// (Claims). It holds public JWTs only, no seed: the broker can verify
+// users but mint none.
+func (k Keys) ServerConfig(dir string) ([]byte, error) {
 	op, err := k.OperatorJWT()
 	if err != nil {
 		return nil, err
@@ -23,7 +25,8 @@ func (k Keys) ServerConfig() ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "operator: %q\n", op)
 	fmt.Fprintf(&b, "system_account: %q\n", k.SystemPublicKey())
-	b.WriteString("resolver: MEMORY\nresolver_preload: {\n")
+	fmt.Fprintf(&b, "resolver: {type: full, dir: %q, allow_delete: false}\n", dir)
+	b.WriteString("resolver_preload: {\n")
 	for _, pub := range slices.Sorted(maps.Keys(accounts)) {
 		fmt.Fprintf(&b, "  %q: %q\n", pub, accounts[pub])
 	}

@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -54,12 +55,12 @@ type credsPlan struct {
 
 // planCredentials decides the credentials of comp, given what the previous
 // status recorded (prev may be nil) and the time.
-func planCredentials(comp api.Component, prev *api.Status, tls TLSFiles, ttl time.Duration, now time.Time) *credsPlan {
+func planCredentials(comp api.Component, prev *api.Status, tls TLSFiles, apiPrefix string, ttl time.Duration, now time.Time) *credsPlan {
 	md := comp.Metadata
 	stream, consumer := render.StreamName(md.Namespace, md.Name), render.ConsumerName(md.Namespace, md.Name)
 	p := &credsPlan{
 		secret: render.CredentialsSecretName(md.Name),
-		perms:  identity.Worker(stream, consumer, render.InboxPrefix(md.Namespace, md.Name), comp.Spec.Jobs.Publish),
+		perms:  identity.Worker(cmp.Or(apiPrefix, identity.DefaultAPIPrefix), stream, consumer, render.InboxPrefix(md.Namespace, md.Name), comp.Spec.Jobs.Publish),
 	}
 	p.hash = digest(p.perms, tls)
 	var old api.Child
@@ -82,11 +83,11 @@ func digest(perms identity.Permissions, tls TLSFiles) string {
 
 // ensureCredentials mints and applies the credentials Secret when the plan
 // says so, and returns the child to record, with its expiry.
-func (c *Controller) ensureCredentials(ctx context.Context, ns, component string, p *credsPlan) (api.Child, error) {
+func (c *Controller) ensureCredentials(ctx context.Context, minter Minter, ns, component string, p *credsPlan) (api.Child, error) {
 	if !p.mint {
 		return p.kept, nil
 	}
-	creds, err := c.deps.Minter.Mint(identity.Name("worker", ns, component), p.perms, c.clock.Now(), c.cfg.CredentialsTTL)
+	creds, err := minter.Mint(identity.Name("worker", ns, component), p.perms, c.clock.Now(), c.cfg.CredentialsTTL)
 	if err != nil {
 		return api.Child{}, err
 	}

@@ -57,17 +57,31 @@ type Specs interface {
 	Incarnation(ctx context.Context) (time.Time, error)
 }
 
-// Streams provisions a component's JetStream stream and durable consumer.
+// Streams provisions a component's JetStream stream and durable consumer,
+// in the account that holds namespace ns's streams (one account for all
+// without Tenants).
 type Streams interface {
 	// Ensure makes both exist as configured and says what it did to each;
 	// fresh says the stream most likely does not exist yet (create it
 	// first, look it up only if the name is taken).
-	Ensure(ctx context.Context, stream jetstream.StreamConfig, consumer jetstream.ConsumerConfig, fresh bool) (s, c api.Action, err error)
+	Ensure(ctx context.Context, ns string, stream jetstream.StreamConfig, consumer jetstream.ConsumerConfig, fresh bool) (s, c api.Action, err error)
 	// Delete removes a stream with its messages and consumers.
-	Delete(ctx context.Context, stream string) (api.Action, error)
-	// Names lists every stream, for the check that re-creates streams
-	// deleted out of band.
-	Names(ctx context.Context) ([]string, error)
+	Delete(ctx context.Context, ns, stream string) (api.Action, error)
+	// Names lists every stream of the namespaces' accounts, for the check
+	// that re-creates streams deleted out of band.
+	Names(ctx context.Context, namespaces []string) (map[string]bool, error)
+}
+
+// Tenants gives each namespace NATS accounts of its own, on a broker with
+// decentralized auth (package tenants): its streams, its workers and its
+// publishers each in an account that holds nothing of another namespace's.
+type Tenants interface {
+	// Account is the account holding ns's streams (what KEDA queries),
+	// derived without I/O.
+	Account(ns string) string
+	// Ensure makes ns's accounts exist before its streams or workers are
+	// touched, and returns the Minter of its workers.
+	Ensure(ctx context.Context, ns string) (Minter, error)
 }
 
 // Statuses stores one status record per component per cluster.
@@ -111,6 +125,10 @@ type Deps struct {
 	// (Config.CredentialsTTL); the cluster must render with
 	// NATS.CredentialsSecret set to render.PerComponent.
 	Minter Minter
+	// Tenants, when not nil, gives each namespace accounts of its own and
+	// mints its workers there (Minter is then unused); the cluster must
+	// render with NATS.CredentialsSecret set to render.PerComponent.
+	Tenants Tenants
 	// Clock times coalescing, rechecks and condition transitions (nil:
 	// the real clock).
 	Clock clock.WithTicker

@@ -67,11 +67,14 @@ func (c *Controller) gather(ctx context.Context, key string) (input, bool, error
 		e.deleteStream = lastPutDeletesStream(hist)
 	}
 	in := input{key: key, entry: e, settings: c.cfg.Cluster, now: c.clock.Now(),
-		minting: c.deps.Minter != nil, ttl: c.cfg.CredentialsTTL, tls: c.cfg.WorkerTLS, acceptUnplace: c.cfg.AcceptUnplace,
+		minting: c.deps.Minter != nil || c.deps.Tenants != nil, ttl: c.cfg.CredentialsTTL, tls: c.cfg.WorkerTLS, acceptUnplace: c.cfg.AcceptUnplace,
 		cluster: clusterID{name: c.cfg.Cluster.Name, labels: c.cfg.ClusterLabels},
 		policy:  namespacePolicy{allowed: c.cfg.Namespaces, denied: c.cfg.DenyNamespaces, create: c.cfg.CreateNamespaces, tenancy: c.cfg.Tenancy}}
 	if ns, name, err := api.ParseKey(key); err == nil {
 		in.live = c.children.of(ns, name)
+		if c.deps.Tenants != nil {
+			in.settings.NATS.Account = c.deps.Tenants.Account(ns)
+		}
 	}
 	if prev, ok := c.status.get(key); ok {
 		in.prev = &prev
@@ -100,12 +103,16 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 	if err := c.guard(ctx, p.key, p.rev, false); err != nil {
 		return nil, err
 	}
-	if err := c.ensureStream(ctx, p.objs, p.fresh); err != nil {
+	minter, err := c.tenant(ctx, p.namespace)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.ensureStream(ctx, p.namespace, p.objs, p.fresh); err != nil {
 		return nil, err
 	}
 	var creds []api.Child
 	if p.creds != nil {
-		secret, err := c.ensureCredentials(ctx, p.namespace, p.objs.Deployment.Name, p.creds)
+		secret, err := c.ensureCredentials(ctx, minter, p.namespace, p.objs.Deployment.Name, p.creds)
 		if err != nil {
 			return nil, err
 		}
@@ -176,11 +183,29 @@ func (c *Controller) ensureNamespace(ctx context.Context, ns string) error {
 	return nil
 }
 
-// ensureStream ensures the component's stream and consumer; fresh: it was
-// never reconciled here.
-func (c *Controller) ensureStream(ctx context.Context, objs render.Objects, fresh bool) error {
+// tenant makes namespace ns's accounts exist (with Tenants) and returns
+// the Minter of its workers (Deps.Minter without Tenants).
+func (c *Controller) tenant(ctx context.Context, ns string) (Minter, error) {
+	if c.deps.Tenants == nil {
+		return c.deps.Minter, nil
+	}
+	var m Minter
+	err := c.fenced(ctx, func(ctx context.Context) error {
+		var err error
+		m, err = c.deps.Tenants.Ensure(ctx, ns)
+		return err
+	})
+	if err != nil {
+		return nil, stepError("accounts of namespace "+ns, err)
+	}
+	return m, nil
+}
+
+// ensureStream ensures the component's stream and consumer in namespace
+// ns's account; fresh: it was never reconciled here.
+func (c *Controller) ensureStream(ctx context.Context, ns string, objs render.Objects, fresh bool) error {
 	return c.fenced(ctx, func(ctx context.Context) error {
-		s, cons, err := c.deps.Streams.Ensure(ctx, objs.Stream, objs.Consumer, fresh)
+		s, cons, err := c.deps.Streams.Ensure(ctx, ns, objs.Stream, objs.Consumer, fresh)
 		if err != nil {
 			return stepError("stream "+objs.Stream.Name, err)
 		}
@@ -237,8 +262,9 @@ func (c *Controller) remove(ctx context.Context, p plan) error {
 		return err
 	}
 	if p.deleteStream != "" {
+		ns, _, _ := api.ParseKey(p.key)
 		err := c.fenced(ctx, func(ctx context.Context) error {
-			act, err := c.deps.Streams.Delete(ctx, p.deleteStream)
+			act, err := c.deps.Streams.Delete(ctx, ns, p.deleteStream)
 			if err == nil && act == api.Deleted {
 				zerolog.Ctx(ctx).Info().Str("stream", p.deleteStream).Msg("stream deleted (deletion.stream: Delete)")
 			}

@@ -117,21 +117,62 @@ func (n natsStatuses) Load(ctx context.Context, cluster string) ([]api.Status, e
 	return out, nil
 }
 
-// StreamsFrom provisions streams and consumers with m.
-func StreamsFrom(m *streams.Manager) Streams { return natsStreams{m} }
+// StreamsFrom provisions streams and consumers with m: every namespace's
+// in one account.
+func StreamsFrom(m *streams.Manager) Streams {
+	return natsStreams{of: func(string) (*streams.Manager, error) { return m, nil }, shared: true}
+}
 
-type natsStreams struct{ m *streams.Manager }
+// StreamsPerNamespace provisions each namespace's streams and consumers
+// with the Manager of returns for it (the JetStream API of its own
+// account).
+func StreamsPerNamespace(of func(ns string) (*streams.Manager, error)) Streams {
+	return natsStreams{of: of}
+}
 
-func (n natsStreams) Ensure(ctx context.Context, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, fresh bool) (api.Action, api.Action, error) {
-	res, err := n.m.EnsureStreamAndConsumer(ctx, sc, cc, streams.EnsureOptions{LikelyAbsent: fresh})
+type natsStreams struct {
+	of func(ns string) (*streams.Manager, error)
+	// shared: one Manager (one account) for every namespace.
+	shared bool
+}
+
+func (n natsStreams) Ensure(ctx context.Context, ns string, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, fresh bool) (api.Action, api.Action, error) {
+	m, err := n.of(ns)
+	if err != nil {
+		return "", "", err
+	}
+	res, err := m.EnsureStreamAndConsumer(ctx, sc, cc, streams.EnsureOptions{LikelyAbsent: fresh})
 	return res.Stream, res.Consumer, err
 }
 
-func (n natsStreams) Delete(ctx context.Context, stream string) (api.Action, error) {
-	return n.m.Delete(ctx, stream)
+func (n natsStreams) Delete(ctx context.Context, ns, stream string) (api.Action, error) {
+	m, err := n.of(ns)
+	if err != nil {
+		return "", err
+	}
+	return m.Delete(ctx, stream)
 }
 
-func (n natsStreams) Names(ctx context.Context) ([]string, error) { return n.m.Names(ctx) }
+func (n natsStreams) Names(ctx context.Context, namespaces []string) (map[string]bool, error) {
+	if n.shared {
+		namespaces = namespaces[:min(1, len(namespaces))] // one listing covers them all
+	}
+	out := map[string]bool{}
+	for _, ns := range namespaces {
+		m, err := n.of(ns)
+		if err != nil {
+			return nil, err
+		}
+		names, err := m.Names(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range names {
+			out[s] = true
+		}
+	}
+	return out, nil
+}
 
 // Wire returns the Deps of a loop that reads the spec bucket s, records
 // status in st, provisions JetStream with js and writes Kubernetes through

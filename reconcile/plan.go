@@ -146,7 +146,7 @@ func decide(in input) plan {
 	p.kind, p.objs, p.namespace, p.fresh = planApply, objs, comp.Metadata.Namespace, in.prev == nil
 	p.prune, p.deleteSecret = unwanted(in.live, p.desired), ""
 	if in.minting {
-		p.creds = planCredentials(comp, in.prev, in.tls, in.ttl, in.now)
+		p.creds = planCredentials(comp, in.prev, in.tls, in.settings.NATS.JSAPIPrefix, in.ttl, in.now)
 	}
 	return p
 }

@@ -99,13 +99,20 @@ func (c *Controller) checkBucket(ctx context.Context) error {
 // (its status lists it) but which no longer exists (deleted behind
 // tinyctl's back), with one listing call.
 func (c *Controller) checkStreams(ctx context.Context) error {
-	names, err := c.deps.Streams.Names(ctx)
+	keys := c.specs.liveKeys()
+	var namespaces []string
+	for _, key := range keys {
+		if ns, _, err := api.ParseKey(key); err == nil && !slices.Contains(namespaces, ns) {
+			namespaces = append(namespaces, ns)
+		}
+	}
+	names, err := c.deps.Streams.Names(ctx, namespaces)
 	if err != nil {
 		return err
 	}
-	for _, key := range c.specs.liveKeys() {
+	for _, key := range keys {
 		st, _ := c.status.get(key)
-		if stream, ok := st.ChildOfKind(api.KindStream); ok && !slices.Contains(names, stream.Name) {
+		if stream, ok := st.ChildOfKind(api.KindStream); ok && !names[stream.Name] {
 			c.queue.Add(key)
 		}
 	}

@@ -87,6 +87,14 @@ type NATS struct {
 	MonitoringEndpoint string
 	// Account is the NATS account that holds the streams, as KEDA names it.
 	Account string
+	// Accounts, when namespaces have NATS accounts of their own, is the
+	// account holding each namespace's streams; a namespace not listed
+	// uses Account.
+	Accounts map[string]string
+	// JSAPIPrefix, when set, is the JetStream API prefix workers use
+	// (TINYCTL_JS_API_PREFIX): their account imports their stream's API
+	// under it instead of having JetStream of its own.
+	JSAPIPrefix string
 	// CredentialsSecret names a Secret in the component's namespace holding
 	// the worker's NATS credentials, mounted read-only at CredentialsDir:
 	// empty mounts none; PerComponent mounts the component's own Secret
@@ -101,6 +109,14 @@ type NATS struct {
 	// the CA of the broker's certificate, and a client certificate for
 	// mutual TLS.
 	WorkerTLS WorkerTLS
+}
+
+// AccountFor is the account holding namespace ns's streams.
+func (n NATS) AccountFor(ns string) string {
+	if a, ok := n.Accounts[ns]; ok {
+		return a
+	}
+	return n.Account
 }
 
 // PerComponent, as NATS.CredentialsSecret, gives each component a Secret of

@@ -168,6 +168,9 @@ func natsEnv(c api.Component, cl Cluster) []corev1.EnvVar {
 		{Name: workerenv.Stream, Value: StreamName(md.Namespace, md.Name)},
 		{Name: workerenv.Consumer, Value: ConsumerName(md.Namespace, md.Name)},
 	}
+	if cl.NATS.JSAPIPrefix != "" {
+		env = append(env, corev1.EnvVar{Name: workerenv.JSAPIPrefix, Value: cl.NATS.JSAPIPrefix})
+	}
 	if credentialsSecret(c, cl) == "" {
 		return env
 	}

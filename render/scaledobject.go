@@ -81,7 +81,7 @@ func scaledObject(c api.Component, cl Cluster, m meta) (*unstructured.Unstructur
 				Name: "jobs",
 				Metadata: map[string]string{
 					TriggerMonitoringEndpoint: cl.NATS.MonitoringEndpoint,
-					TriggerAccount:            cl.NATS.Account,
+					TriggerAccount:            cl.NATS.AccountFor(c.Metadata.Namespace),
 					TriggerStream:             StreamName(md.Namespace, md.Name),
 					TriggerConsumer:           ConsumerName(md.Namespace, md.Name),
 					TriggerLagThreshold:       strconv.FormatInt(s.LagThreshold, 10),

@@ -85,6 +85,9 @@ func (p *Process) lead(ctx context.Context, l *lease.Lease) error {
 	if err != nil {
 		return err
 	}
+	if p.tenants != nil {
+		go p.keepAccounts(loopCtx, l)
+	}
 	p.loop.Store(ctrl)
 	p.leader.Store(true)
 	boolGauge(p.metrics.leader, true)
@@ -118,6 +121,10 @@ func (p *Process) controller(l *lease.Lease) (*reconcile.Controller, error) {
 	deps.Fence, deps.Observer = l.Fence(), p.metrics
 	if p.signer != nil {
 		deps.Minter = p.signer
+	}
+	if p.tenants != nil {
+		deps.Tenants = tenantsPort{p.tenants}
+		deps.Streams = reconcile.StreamsPerNamespace(p.nsStreams.manager)
 	}
 	return reconcile.New(p.cfg.Loop, deps), nil
 }

@@ -90,9 +90,26 @@ type Config struct {
 
 // Identity is what the controller needs to mint users of its account: the
 // account's public key and a file holding one of its signing keys' seed.
+// With Tenants it also gives every namespace accounts of its own.
 type Identity struct {
 	Account        string
 	SigningKeyFile string
+	// Tenants, when set, turns on an account per namespace: its streams,
+	// workers and publishers each in an account that holds nothing of
+	// another namespace's (docs/security.md).
+	Tenants *Tenants
+}
+
+// Tenants is what the controller needs to give namespaces accounts: an
+// operator signing key (it signs the accounts and derives their keys),
+// credentials of the system account to push them into the broker, and
+// each namespace's JetStream quota.
+type Tenants struct {
+	OperatorSigningKeyFile string
+	ClaimsCredsFile        string
+	// FileBytes and MemoryBytes bound each namespace's streams (-1:
+	// unlimited).
+	FileBytes, MemoryBytes int64
 }
 
 // WorkerTLSFiles are paths of the CA, and the client certificate and key

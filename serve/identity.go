@@ -39,6 +39,11 @@ func (p *Process) loadIdentity() error {
 	if cl.NATS.Account == "" || cl.NATS.Account == render.DefaultAccount {
 		cl.NATS.Account = id.Account
 	}
+	if id.Tenants != nil {
+		// Workers live in their namespace's tenant account, which sees
+		// their consumer's API under this prefix.
+		cl.NATS.JSAPIPrefix = identity.JobsAPIPrefix
+	}
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/bus/streams"
+	"github.com/tinyctl/tinyctl/bus/tenants"
 	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/reconcile"
 )
@@ -37,6 +38,10 @@ type Process struct {
 	streams  *streams.Manager
 
 	signer *identity.Signer // nil: no per-component identities
+	// tenants gives namespaces accounts of their own (nil: one account);
+	// nsStreams then manages each namespace's streams in its account.
+	tenants   *tenants.Manager
+	nsStreams *namespaceStreams
 
 	loop      atomic.Pointer[reconcile.Controller]
 	leader    atomic.Bool
@@ -192,6 +197,16 @@ func (p *Process) connect(ctx context.Context) (stop func(), err error) {
 		stop()
 		return nil, err
 	}
+	if id := p.cfg.Identity; id != nil && id.Tenants != nil {
+		m, closeClaims, err := p.openTenants(ctx, id.Tenants)
+		if err != nil {
+			stop()
+			return nil, fmt.Errorf("namespace accounts: %w", err)
+		}
+		p.tenants = m
+		prev := stop
+		stop = func() { closeClaims(); prev() }
+	}
 	return stop, nil
 }
 
@@ -207,6 +222,7 @@ func (p *Process) openStores(ctx context.Context) error {
 		return fmt.Errorf("open lease bucket: %w", err)
 	}
 	p.streams = streams.New(p.conn, 0)
+	p.nsStreams = &namespaceStreams{conn: p.conn, of: map[string]*streams.Manager{}}
 	return nil
 }
 
@@ -227,12 +243,27 @@ func (p *Process) heartbeat(ctx context.Context) {
 			rctx, cancel := context.WithTimeout(ctx, opts.Interval/2)
 			defer cancel()
 			probe.refresh(rctx, hb)
+			p.reportAccounts(hb)
 		}
 	}
 	err := p.statuses.RunHeartbeat(ctx, opts)
 	if err != nil && ctx.Err() == nil {
 		zerolog.Ctx(ctx).Error().Err(err).Msg("heartbeat stopped")
 	}
+}
+
+// reportAccounts puts into the heartbeat's settings the account holding
+// each namespace's streams, for readers that render as this cluster does
+// (tinyctl diff --cluster).
+func (p *Process) reportAccounts(hb *status.Heartbeat) {
+	if p.tenants == nil || hb.Settings == nil {
+		return
+	}
+	accounts := map[string]string{}
+	for _, ns := range p.tenants.Namespaces() {
+		accounts[ns] = p.tenants.Namespace(ns).JobsAccount()
+	}
+	hb.Settings.NATS.Accounts = accounts
 }
 
 func (p *Process) loopView() loopView {

@@ -34,6 +34,10 @@ type Config struct {
 	// InboxPrefix is the prefix of the client's reply inboxes
 	// (TINYCTL_INBOX_PREFIX); minted credentials allow no other.
 	InboxPrefix string
+	// JSAPIPrefix is the JetStream API prefix the consumer is reached at
+	// (TINYCTL_JS_API_PREFIX): set when the worker's account imports its
+	// stream's API instead of having JetStream; empty means $JS.API.
+	JSAPIPrefix string
 	// CAFile, CertFile and KeyFile are the broker's CA and a client
 	// certificate for mutual TLS (NATS_CA, NATS_CERT, NATS_KEY).
 	CAFile, CertFile, KeyFile string
@@ -58,6 +62,7 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 		Consumer:    getenv(workerenv.Consumer),
 		CredsFile:   getenv(workerenv.NATSCreds),
 		InboxPrefix: getenv(workerenv.InboxPrefix),
+		JSAPIPrefix: getenv(workerenv.JSAPIPrefix),
 		CAFile:      getenv(workerenv.NATSCA),
 		CertFile:    getenv(workerenv.NATSCert),
 		KeyFile:     getenv(workerenv.NATSKey),

@@ -79,12 +79,20 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc)
+	js, err := newJetStream(nc, cfg.JSAPIPrefix)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("worker: jetstream: %w", err)
 	}
 	return &Worker{cfg: cfg, o: o, nc: nc, js: js, m: m}, nil
+}
+
+// newJetStream is the JetStream API at prefix ("": JetStream's own).
+func newJetStream(nc *nats.Conn, prefix string) (jetstream.JetStream, error) {
+	if prefix == "" {
+		return jetstream.New(nc)
+	}
+	return jetstream.NewWithAPIPrefix(nc, prefix)
 }
 
 // Close flushes what the worker still has to send (naks, terms; acks are

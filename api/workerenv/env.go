@@ -33,6 +33,11 @@ const (
 	// (nats.CustomInboxPrefix) when it has credentials of its own: they
 	// let it receive replies only there.
 	InboxPrefix = "TINYCTL_INBOX_PREFIX"
+	// JSAPIPrefix, when set, is the JetStream API prefix the worker's
+	// client must use (jetstream.NewWithAPIPrefix, or the prefix option of
+	// any NATS client): the worker's account has no JetStream of its own
+	// and sees its consumer's API there.
+	JSAPIPrefix = "TINYCTL_JS_API_PREFIX"
 	// OTLPEndpoint is the OpenTelemetry collector to export traces to.
 	OTLPEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	// ServiceName names the worker in its traces: the component's name.

@@ -69,6 +69,14 @@ type Config struct {
 	// keeps the origin's revisions, and writes through it go to the
 	// origin. Empty: an ordinary bucket.
 	MirrorDomain string
+	// APIPrefix, when set, is where this connection's account sees the
+	// bucket's JetStream API, imported from the account that holds it (a
+	// namespace publisher's account: identity.SpecsAPIPrefix). Open then
+	// binds without reading the bucket (see scoped.go), whatever the Mode.
+	APIPrefix string
+	// Scope, with APIPrefix, is the key prefix every read and write is
+	// limited to ("media." for namespace media).
+	Scope string
 }
 
 func (c Config) jetstream() jetstream.KeyValueConfig {
@@ -124,11 +132,17 @@ type Bucket struct {
 	cfg    Config
 	kv     jetstream.KeyValue
 	stream jetstream.Stream
+	// scoped is set for a bucket imported in part (Config.APIPrefix);
+	// kv and stream are then nil.
+	scoped *scoped
 }
 
 // Open binds to the bucket cfg names, as mode says. Permission and
 // connection failures are classified as the bus package does.
 func Open(ctx context.Context, c *bus.Conn, cfg Config, mode Mode) (*Bucket, error) {
+	if cfg.APIPrefix != "" {
+		return openScoped(c, cfg)
+	}
 	b := &Bucket{c: c, name: cfg.Bucket}
 	err := c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
 		kv, err := b.bind(ctx, cfg, mode)

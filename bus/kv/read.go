@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,9 @@ import (
 // Latest returns the newest revision of key, markers included. It returns
 // bus.ErrNotFound when the key has no revision at all.
 func (b *Bucket) Latest(ctx context.Context, key string) (Entry, error) {
+	if b.scoped != nil {
+		return b.scopedLatest(ctx, key)
+	}
 	var e Entry
 	err := b.c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
 		m, err := b.stream.GetLastMsgForSubject(ctx, b.subject(key))
@@ -41,6 +45,9 @@ func (b *Bucket) Get(ctx context.Context, key string) (Entry, error) {
 // GetRevision returns revision rev of key. A revision that does not
 // exist, belongs to another key or is a marker returns bus.ErrNotFound.
 func (b *Bucket) GetRevision(ctx context.Context, key string, rev uint64) (Entry, error) {
+	if b.scoped != nil {
+		return b.scopedGetRevision(ctx, key, rev)
+	}
 	var e Entry
 	err := b.c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
 		kve, err := b.kv.GetRevision(ctx, key, rev)
@@ -55,6 +62,9 @@ func (b *Bucket) GetRevision(ctx context.Context, key string, rev uint64) (Entry
 // History returns the kept revisions of key, oldest first, markers
 // included. A key with no revisions returns bus.ErrNotFound.
 func (b *Bucket) History(ctx context.Context, key string) ([]Entry, error) {
+	if b.scoped != nil {
+		return b.scopedHistory(ctx, key)
+	}
 	var out []Entry
 	err := b.c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
 		h, err := b.kv.History(ctx, key)
@@ -70,6 +80,9 @@ func (b *Bucket) History(ctx context.Context, key string) ([]Entry, error) {
 // wildcards; none means every key) that is not deleted, sorted by key. An
 // empty bucket returns no entries and no error.
 func (b *Bucket) List(ctx context.Context, filters ...string) ([]Entry, error) {
+	if b.scoped != nil {
+		return b.scopedList(ctx, filters)
+	}
 	var out []Entry
 	err := b.c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
 		if len(filters) == 0 {
@@ -121,6 +134,9 @@ type Info struct {
 // sequence of its last write, whatever the key). An empty bucket has
 // LastRevision 0.
 func (b *Bucket) Info(ctx context.Context) (Info, error) {
+	if b.scoped != nil {
+		return Info{}, fmt.Errorf("bus: bucket %s info: %w", b.name, ErrScoped)
+	}
 	var info *jetstream.StreamInfo
 	err := b.c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) (err error) {
 		info, err = b.stream.Info(ctx)

@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -92,6 +93,9 @@ type Watcher struct {
 // first consumer is created before Watch returns, so a missing permission
 // or bucket fails the call.
 func (b *Bucket) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) {
+	if b.scoped != nil {
+		return nil, fmt.Errorf("bus: watch %s: %w", b.name, ErrScoped)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &Watcher{b: b, opts: opts, events: make(chan Event, 64), cancel: cancel, done: make(chan struct{})}
 	w.last.Store(opts.AfterRevision)

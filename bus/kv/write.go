@@ -16,6 +16,9 @@ import (
 // deleted or purged). A present key returns a *bus.RevisionMismatchError
 // that matches bus.ErrExists and carries the key's revision.
 func (b *Bucket) Create(ctx context.Context, key string, value []byte) (uint64, error) {
+	if b.scoped != nil {
+		return b.scopedCreate(ctx, key, value)
+	}
 	return b.kvWrite(ctx, "create", key, 0, func(ctx context.Context) (uint64, error) {
 		return b.kv.Create(ctx, key, value)
 	})
@@ -23,6 +26,9 @@ func (b *Bucket) Create(ctx context.Context, key string, value []byte) (uint64, 
 
 // Put stores value under key whatever its current revision.
 func (b *Bucket) Put(ctx context.Context, key string, value []byte) (uint64, error) {
+	if b.scoped != nil {
+		return b.scopedWrite(ctx, key, value, OpPut, nil)
+	}
 	return b.kvWrite(ctx, "put", key, 0, func(ctx context.Context) (uint64, error) {
 		return b.kv.Put(ctx, key, value)
 	})
@@ -33,6 +39,9 @@ func (b *Bucket) Put(ctx context.Context, key string, value []byte) (uint64, err
 // one wins; the other gets a *bus.RevisionMismatchError with the current
 // revision.
 func (b *Bucket) Update(ctx context.Context, key string, value []byte, expected uint64) (uint64, error) {
+	if b.scoped != nil {
+		return b.scopedWrite(ctx, key, value, OpPut, &expected)
+	}
 	return b.kvWrite(ctx, "update", key, expected, func(ctx context.Context) (uint64, error) {
 		return b.kv.Update(ctx, key, value, expected)
 	})
@@ -41,6 +50,9 @@ func (b *Bucket) Update(ctx context.Context, key string, value []byte, expected 
 // Delete writes a delete marker for key, keeping its history. With
 // expected > 0 it deletes only if that is the latest revision.
 func (b *Bucket) Delete(ctx context.Context, key string, expected uint64) error {
+	if b.scoped != nil {
+		return b.scopedRemove(ctx, key, OpDelete, expected)
+	}
 	return b.remove(ctx, "delete", key, expected, b.kv.Delete)
 }
 
@@ -48,6 +60,9 @@ func (b *Bucket) Delete(ctx context.Context, key string, expected uint64) error 
 // revisions. With expected > 0 it purges only if that is the latest
 // revision.
 func (b *Bucket) Purge(ctx context.Context, key string, expected uint64) error {
+	if b.scoped != nil {
+		return b.scopedRemove(ctx, key, OpPurge, expected)
+	}
 	return b.remove(ctx, "purge", key, expected, b.kv.Purge)
 }
 
@@ -78,6 +93,9 @@ func (b *Bucket) kvWrite(ctx context.Context, op, key string, expected uint64, f
 // 0 makes the server remove the revision after ttl (whole seconds; the
 // bucket needs a LimitMarkerTTL).
 func (b *Bucket) Write(ctx context.Context, key string, value []byte, op Op, expect *uint64, ttl time.Duration) (uint64, error) {
+	if b.scoped != nil && ttl == 0 {
+		return b.scopedWrite(ctx, key, value, op, expect)
+	}
 	msg := nats.NewMsg(b.subject(key))
 	msg.Data = value
 	if op == OpDelete {

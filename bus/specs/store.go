@@ -33,12 +33,17 @@ type Config struct {
 	// kv.Config.MirrorDomain): a cluster's controller keeps reading it
 	// while the hub is out of reach.
 	HubDomain string
+	// APIPrefix and Scope read and write only the keys under Scope of a
+	// bucket the account imports in part (kv.Config.APIPrefix): a
+	// namespace publisher's.
+	APIPrefix, Scope string
 }
 
 func (c Config) kv() kv.Config {
 	return kv.Config{
 		Bucket: cmp.Or(c.Bucket, DefaultBucket), History: cmp.Or(c.History, DefaultHistory),
 		Replicas: c.Replicas, Storage: c.Storage, MirrorDomain: c.HubDomain,
+		APIPrefix: c.APIPrefix, Scope: c.Scope,
 	}
 }
 

@@ -81,6 +81,7 @@ func heartbeatBucketConfig(cfg Config) kv.Config {
 		Replicas:       cfg.Replicas,
 		Storage:        cfg.Storage,
 		LimitMarkerTTL: heartbeatMarkerTTL,
+		APIPrefix:      cfg.APIPrefix,
 	}
 }
 

@@ -47,6 +47,10 @@ type Config struct {
 	Storage         jetstream.StorageType
 	// Now is the clock staleness is judged by (default time.Now).
 	Now func() time.Time
+	// APIPrefix and Scope read only the status rows under Scope (and
+	// every heartbeat) of buckets the account imports in part
+	// (kv.Config.APIPrefix): a namespace publisher's.
+	APIPrefix, Scope string
 }
 
 // Store keeps status records per component per cluster, and per cluster
@@ -63,6 +67,7 @@ type Store struct {
 func Open(ctx context.Context, c *bus.Conn, cfg Config, mode kv.Mode) (*Store, error) {
 	status, err := kv.Open(ctx, c, kv.Config{
 		Bucket: cmp.Or(cfg.Bucket, DefaultBucket), Replicas: cfg.Replicas, Storage: cfg.Storage,
+		APIPrefix: cfg.APIPrefix, Scope: cfg.Scope,
 	}, mode)
 	if err != nil {
 		return nil, err

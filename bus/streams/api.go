@@ -22,20 +22,26 @@ type jsAPI interface {
 	StreamNames(ctx context.Context) ([]string, error)
 }
 
-// connAPI makes jsAPI calls on a Conn, turning permission violations on a
-// stream's API subjects into ErrPermissionDenied.
-type connAPI struct{ c *bus.Conn }
+// connAPI makes jsAPI calls on a Conn through the JetStream API at prefix
+// (an account's own, or another account's imported under a prefix),
+// turning permission violations on a stream's API subjects into
+// ErrPermissionDenied.
+type connAPI struct {
+	c      *bus.Conn
+	js     jetstream.JetStream
+	prefix string
+}
 
 // The methods below are jsAPI's, each guarded against permission
 // violations on the stream's API subjects.
 
-func streamPatterns(stream string) []string {
-	return []string{"$JS.API.*.*." + stream, "$JS.API.*.*." + stream + ".>"}
+func (a connAPI) streamPatterns(stream string) []string {
+	return []string{a.prefix + ".*.*." + stream, a.prefix + ".*.*." + stream + ".>"}
 }
 
 func (a connAPI) StreamInfo(ctx context.Context, name string) (info *jetstream.StreamInfo, err error) {
-	err = a.c.Guarded(ctx, streamPatterns(name), func(ctx context.Context) error {
-		s, err := a.c.JetStream().Stream(ctx, name)
+	err = a.c.Guarded(ctx, a.streamPatterns(name), func(ctx context.Context) error {
+		s, err := a.js.Stream(ctx, name)
 		if err == nil {
 			info = s.CachedInfo()
 		}
@@ -45,28 +51,28 @@ func (a connAPI) StreamInfo(ctx context.Context, name string) (info *jetstream.S
 }
 
 func (a connAPI) CreateStream(ctx context.Context, cfg jetstream.StreamConfig) error {
-	return a.c.Guarded(ctx, streamPatterns(cfg.Name), func(ctx context.Context) error {
-		_, err := a.c.JetStream().CreateStream(ctx, cfg)
+	return a.c.Guarded(ctx, a.streamPatterns(cfg.Name), func(ctx context.Context) error {
+		_, err := a.js.CreateStream(ctx, cfg)
 		return err
 	})
 }
 
 func (a connAPI) UpdateStream(ctx context.Context, cfg jetstream.StreamConfig) error {
-	return a.c.Guarded(ctx, streamPatterns(cfg.Name), func(ctx context.Context) error {
-		_, err := a.c.JetStream().UpdateStream(ctx, cfg)
+	return a.c.Guarded(ctx, a.streamPatterns(cfg.Name), func(ctx context.Context) error {
+		_, err := a.js.UpdateStream(ctx, cfg)
 		return err
 	})
 }
 
 func (a connAPI) DeleteStream(ctx context.Context, name string) error {
-	return a.c.Guarded(ctx, streamPatterns(name), func(ctx context.Context) error {
-		return a.c.JetStream().DeleteStream(ctx, name)
+	return a.c.Guarded(ctx, a.streamPatterns(name), func(ctx context.Context) error {
+		return a.js.DeleteStream(ctx, name)
 	})
 }
 
 func (a connAPI) ConsumerInfo(ctx context.Context, stream, name string) (info *jetstream.ConsumerInfo, err error) {
-	err = a.c.Guarded(ctx, streamPatterns(stream), func(ctx context.Context) error {
-		c, err := a.c.JetStream().Consumer(ctx, stream, name)
+	err = a.c.Guarded(ctx, a.streamPatterns(stream), func(ctx context.Context) error {
+		c, err := a.js.Consumer(ctx, stream, name)
 		if err == nil {
 			info = c.CachedInfo()
 		}
@@ -76,28 +82,28 @@ func (a connAPI) ConsumerInfo(ctx context.Context, stream, name string) (info *j
 }
 
 func (a connAPI) CreateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) error {
-	return a.c.Guarded(ctx, streamPatterns(stream), func(ctx context.Context) error {
-		_, err := a.c.JetStream().CreateConsumer(ctx, stream, cfg)
+	return a.c.Guarded(ctx, a.streamPatterns(stream), func(ctx context.Context) error {
+		_, err := a.js.CreateConsumer(ctx, stream, cfg)
 		return err
 	})
 }
 
 func (a connAPI) UpdateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) error {
-	return a.c.Guarded(ctx, streamPatterns(stream), func(ctx context.Context) error {
-		_, err := a.c.JetStream().UpdateConsumer(ctx, stream, cfg)
+	return a.c.Guarded(ctx, a.streamPatterns(stream), func(ctx context.Context) error {
+		_, err := a.js.UpdateConsumer(ctx, stream, cfg)
 		return err
 	})
 }
 
 func (a connAPI) DeleteConsumer(ctx context.Context, stream, name string) error {
-	return a.c.Guarded(ctx, streamPatterns(stream), func(ctx context.Context) error {
-		return a.c.JetStream().DeleteConsumer(ctx, stream, name)
+	return a.c.Guarded(ctx, a.streamPatterns(stream), func(ctx context.Context) error {
+		return a.js.DeleteConsumer(ctx, stream, name)
 	})
 }
 
 func (a connAPI) StreamNames(ctx context.Context) ([]string, error) {
 	var names []string
-	lister := a.c.JetStream().StreamNames(ctx)
+	lister := a.js.StreamNames(ctx)
 	for name := range lister.Name() {
 		names = append(names, name)
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -78,7 +79,19 @@ type Manager struct {
 // New returns a Manager on c that allows maxInFlight
 // concurrent JetStream API calls (DefaultMaxInFlight when <= 0).
 func New(c *bus.Conn, maxInFlight int) *Manager {
-	return newManager(connAPI{c: c}, maxInFlight)
+	return newManager(connAPI{c: c, js: c.JetStream(), prefix: strings.TrimSuffix(jetstream.DefaultAPIPrefix, ".")}, maxInFlight)
+}
+
+// NewPrefixed is New for the JetStream API another account exports and
+// c's account imports under apiPrefix (such as "tinyctl.ns.media.API"):
+// the streams it manages live in that account. It fails on a prefix the
+// client refuses.
+func NewPrefixed(c *bus.Conn, apiPrefix string, maxInFlight int) (*Manager, error) {
+	js, err := jetstream.NewWithAPIPrefix(c.NATS(), apiPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("bus: jetstream at %s: %w", apiPrefix, err)
+	}
+	return newManager(connAPI{c: c, js: js, prefix: apiPrefix}, maxInFlight), nil
 }
 
 func newManager(api jsAPI, maxInFlight int) *Manager {

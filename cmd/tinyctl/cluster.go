@@ -11,6 +11,7 @@ import (
 	"github.com/tinyctl/tinyctl/api/overrides"
 	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/client"
+	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/render"
 )
@@ -35,10 +36,11 @@ func (f *clusterFlag) addFlag(fs *pflag.FlagSet) {
 
 // installDefaults are the settings of a cluster `tinyctl install` made
 // with no options: broker auth jwt, so each worker is given credentials
-// minted for it alone.
+// minted for it alone, in its namespace's tenant account.
 func installDefaults() clusterView {
 	cl := render.DefaultCluster()
 	cl.NATS.CredentialsSecret = render.PerComponent
+	cl.NATS.JSAPIPrefix = identity.JobsAPIPrefix
 	return clusterView{render: cl, cluster: overrides.Cluster{Name: render.DefaultClusterName}}
 }
 

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/bus"
@@ -32,6 +34,8 @@ type serveFlags struct {
 	embeddedPort, embedMon int
 	subjectPrefixes        []string
 	identity               serve.Identity
+	tenants                serve.Tenants
+	tenantFile, tenantMem  string
 }
 
 func newServeCmd(o *options) *cobra.Command {
@@ -134,6 +138,18 @@ func (f *serveFlags) addIdentityFlags(fs *pflag.FlagSet) {
 	bind("nats-account-signing-key-file", "TINYCTL_NATS_ACCOUNT_SIGNING_KEY_FILE")
 	fs.StringVar(&f.identity.Account, "nats-account", "", "public key (A...) of the NATS account the signing key signs for; also what KEDA reads")
 	bind("nats-account", "TINYCTL_NATS_ACCOUNT")
+	fs.StringVar(&f.tenants.OperatorSigningKeyFile, "nats-operator-signing-key-file", "",
+		"file holding an operator signing key seed (SO...): with --nats-claims-creds, every namespace gets NATS accounts of its own (its streams, workers and publishers), signed with it")
+	bind("nats-operator-signing-key-file", "TINYCTL_NATS_OPERATOR_SIGNING_KEY_FILE")
+	fs.StringVar(&f.tenants.ClaimsCredsFile, "nats-claims-creds", "",
+		"credentials of a system-account user that may push account JWTs ($SYS.REQ.CLAIMS.UPDATE), for the namespaces' accounts")
+	bind("nats-claims-creds", "TINYCTL_NATS_CLAIMS_CREDS")
+	fs.StringVar(&f.tenantFile, "tenant-store", "1GiB",
+		"JetStream file storage each namespace's streams may hold together (\"-1\": unlimited); on a single server the namespaces' quotas must fit its store")
+	bind("tenant-store", "TINYCTL_TENANT_STORE")
+	fs.StringVar(&f.tenantMem, "tenant-memory", "0",
+		"JetStream memory storage each namespace's streams may hold together (0: memory streams are refused; \"-1\": unlimited)")
+	bind("tenant-memory", "TINYCTL_TENANT_MEMORY")
 	fs.DurationVar(&f.cfg.Loop.CredentialsTTL, "worker-credentials-ttl", reconcile.DefaultCredentialsTTL,
 		"how long minted worker credentials live; they are minted again at half of it, and a deleted component's stop working within it")
 	bind("worker-credentials-ttl", "TINYCTL_WORKER_CREDENTIALS_TTL")
@@ -204,6 +220,19 @@ func (f *serveFlags) run(cmd *cobra.Command, o *options) error {
 		id := f.identity
 		cfg.Identity = &id
 	}
+	if f.tenants.OperatorSigningKeyFile != "" || f.tenants.ClaimsCredsFile != "" {
+		if cfg.Identity == nil || f.tenants.OperatorSigningKeyFile == "" || f.tenants.ClaimsCredsFile == "" {
+			return usageError{errors.New("--nats-operator-signing-key-file and --nats-claims-creds go together, with --nats-account-signing-key-file")}
+		}
+		t := f.tenants
+		if t.FileBytes, err = parseQuota("tenant-store", f.tenantFile); err != nil {
+			return usageError{err}
+		}
+		if t.MemoryBytes, err = parseQuota("tenant-memory", f.tenantMem); err != nil {
+			return usageError{err}
+		}
+		cfg.Identity.Tenants = &t
+	}
 	cfg.Loop.Cluster.NATS.PodLabels = f.natsPodLabels
 	cfg.Loop.Cluster.Collector.PodLabels = f.collectorPodLabels
 	cfg.SpecBucket = o.nats.Bucket
@@ -234,4 +263,17 @@ func newLogger(w io.Writer, level, format string) (zerolog.Logger, error) {
 		return zerolog.Logger{}, fmt.Errorf("--log-format %q: want json, console or auto", format)
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+}
+
+// parseQuota reads a JetStream quota: a Kubernetes quantity ("1Gi",
+// "512Mi", "1GiB" is read as 1Gi) or -1 for unlimited.
+func parseQuota(flag, v string) (int64, error) {
+	if v == "-1" {
+		return -1, nil
+	}
+	q, err := resource.ParseQuantity(strings.TrimSuffix(v, "B"))
+	if err != nil || q.Sign() < 0 {
+		return 0, fmt.Errorf("--%s %q: want a size such as 1GiB or 512MiB, 0, or -1 for unlimited", flag, v)
+	}
+	return q.Value(), nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/deploy"
+	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -19,8 +20,8 @@ func scaledComponent(namespace, name, maxReplicas string) string {
 }
 
 // applyForReal renders doc as the controller of a default install would
-// (jwt: each worker mounts credentials of its own) and applies its objects
-// to the API server.
+// (jwt: each worker mounts credentials of its own, in its namespace's
+// tenant account) and applies its objects to the API server.
 func applyForReal(t *testing.T, doc string) {
 	t.Helper()
 	c, err := decode.Component([]byte(doc))
@@ -32,6 +33,7 @@ func applyForReal(t *testing.T, doc string) {
 	}
 	cl := render.DefaultCluster()
 	cl.NATS.CredentialsSecret = render.PerComponent
+	cl.NATS.JSAPIPrefix = identity.JobsAPIPrefix
 	objs, err := render.Render(c, 1, cl)
 	if err != nil {
 		t.Fatal(err)

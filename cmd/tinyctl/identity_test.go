@@ -1,12 +1,14 @@
 package main
 
 import (
-	"github.com/tinyctl/tinyctl/provision/keyring"
-
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
@@ -22,7 +23,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tinyctl/tinyctl/api/workerenv"
+	"github.com/tinyctl/tinyctl/identity"
+	"github.com/tinyctl/tinyctl/internal/natscluster"
 	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/provision/keyring"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -39,6 +43,11 @@ type installed struct {
 	secrets   map[string]map[string][]byte
 	publisher *user
 	serve     *testenv.ServeProcess
+	// monitor is the broker's monitoring endpoint (http://host:port).
+	monitor string
+	// oneAccount: the controller runs without namespace accounts, so
+	// producers are minted in the control account (as tinyctl did before).
+	oneAccount bool
 }
 
 // installWithJWT installs the runtime (broker auth jwt) to manage target.
@@ -66,27 +75,45 @@ func installWithJWT(t *testing.T, target string, extraServeArgs ...string) *inst
 	return in
 }
 
-// startBroker runs nats-server from the installed broker's configuration
-// and trust Secret, on free loopback ports.
+// startBroker runs a nats-server process from the installed broker's
+// configuration and trust Secret, as the broker pod runs them: only the
+// listen addresses (loopback, free ports) and the store (a directory of
+// the test's) differ.
 func (in *installed) startBroker() string {
 	t := in.t
 	cm, err := kube.Clientset(t).CoreV1().ConfigMaps(in.ns).Get(context.Background(), "nats-config", metav1.GetOptions{})
 	testenv.Must(t, err)
 	dir := t.TempDir()
-	testenv.Must(t, os.WriteFile(filepath.Join(dir, "nats.conf"), []byte(cm.Data["nats.conf"]), 0o600))
-	testenv.Must(t, os.WriteFile(filepath.Join(dir, "auth.conf"), in.secrets[keyring.JWTSecret][keyring.JWTKey], 0o600))
-	t.Setenv("SERVER_NAME", "nats-0")
-	opts, err := server.ProcessConfigFile(filepath.Join(dir, "nats.conf"))
+	client, monitor, leaf := testenv.FreeAddr(t), testenv.FreeAddr(t), testenv.FreeAddr(t)
+	conf := strings.NewReplacer(
+		"listen: 0.0.0.0:4222", "listen: "+client,
+		"http: 0.0.0.0:8222", "http: "+monitor,
+		"listen: 0.0.0.0:7422", "listen: "+leaf,
+		"store_dir: /data", "store_dir: "+filepath.Join(dir, "js"),
+		"$SERVER_NAME", "nats-0",
+	).Replace(cm.Data["nats.conf"])
+	testenv.Must(t, os.WriteFile(filepath.Join(dir, "nats.conf"), []byte(conf), 0o600))
+	// The trust configuration keeps account JWTs on the broker's volume;
+	// here, in a directory of the test's.
+	auth := bytes.ReplaceAll(in.secrets[keyring.JWTSecret][keyring.JWTKey], []byte(`"/data/jwt"`), fmt.Appendf(nil, "%q", filepath.Join(dir, "jwt")))
+	testenv.Must(t, os.WriteFile(filepath.Join(dir, "auth.conf"), auth, 0o600))
+	cmd := exec.Command(natscluster.BuildServer(t), "-c", filepath.Join(dir, "nats.conf"))
+	logFile, err := os.Create(filepath.Join(dir, "nats-server.log"))
 	testenv.Must(t, err)
-	opts.Host, opts.Port, opts.HTTPPort, opts.LeafNode.Port, opts.StoreDir = "127.0.0.1", -1, -1, -1, t.TempDir()
-	s, err := server.NewServer(opts)
-	testenv.Must(t, err)
-	go s.Start()
-	t.Cleanup(s.Shutdown)
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("broker not ready")
-	}
-	return s.ClientURL()
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	testenv.Must(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); logFile.Close() })
+	in.monitor = "http://" + monitor
+	testenv.Eventually(t, 20*time.Second, func() error {
+		resp, err := http.Get(in.monitor + "/healthz")
+		if err != nil {
+			log, _ := os.ReadFile(logFile.Name())
+			return fmt.Errorf("%v\n%s", err, log)
+		}
+		resp.Body.Close()
+		return nil
+	})
+	return "nats://" + client
 }
 
 // startController runs `tinyctl serve` with the installed Deployment's
@@ -96,7 +123,10 @@ func (in *installed) startController(admin *user, extra []string) *testenv.Serve
 	t := in.t
 	dep, err := kube.Clientset(t).AppsV1().Deployments(in.ns).Get(context.Background(), "tinyctl", metav1.GetOptions{})
 	testenv.Must(t, err)
-	seed := admin.file("seed", string(in.secrets[keyring.SignerSecret][keyring.SignerSeedKey]))
+	signer := in.secrets[keyring.SignerSecret]
+	seed := admin.file("seed", string(signer[keyring.SignerSeedKey]))
+	operator := admin.file("operator-signing", string(signer[keyring.SignerOperatorKey]))
+	claims := admin.file("claims.creds", string(signer[keyring.SignerClaimsKey]))
 	var args []string
 	for _, a := range dep.Spec.Template.Spec.Containers[0].Args {
 		if a == "serve" || strings.HasPrefix(a, "--metrics-addr=") || strings.HasPrefix(a, "--health-addr=") {
@@ -108,6 +138,7 @@ func (in *installed) startController(admin *user, extra []string) *testenv.Serve
 		t.Fatalf("the installed controller does not read the signing key: %v", args)
 	}
 	args = append(args, "--nats-url="+in.url, "--nats-account-signing-key-file="+seed,
+		"--nats-operator-signing-key-file="+operator, "--nats-claims-creds="+claims,
 		"--kubeconfig="+kube.Kubeconfig, "--lease-ttl=3s", "--recheck=500ms")
 	p := testenv.Serve(t, binary, append(args, extra...)...)
 	p.WaitReady(t, "leader", 30*time.Second)
@@ -119,6 +150,18 @@ func (in *installed) startController(admin *user, extra []string) *testenv.Serve
 // in the cluster would mount them.
 func (in *installed) producer(ns string, subjects ...string) *nats.Conn {
 	t := in.t
+	if in.oneAccount {
+		s := in.secrets[keyring.SignerSecret]
+		signer, err := identity.NewSigner(s[keyring.SignerSeedKey], string(s[keyring.SignerAccountKey]))
+		testenv.Must(t, err)
+		inbox := identity.ProducerInbox(ns, "client")
+		c, err := signer.Mint("producer", identity.Producer(subjects, inbox), time.Now(), time.Hour)
+		testenv.Must(t, err)
+		nc, err := nats.Connect(in.url, nats.UserCredentials(writeFile(t, "producer.creds", c.File)), nats.CustomInboxPrefix(inbox))
+		testenv.Must(t, err)
+		t.Cleanup(nc.Close)
+		return nc
+	}
 	args := append([]string{"identity", "producer", ns}, subjects...)
 	r := in.admin.must(append(append(args, "--name", "client", "--secret", "client-producer"), in.kubeArgs...)...)
 	if !strings.Contains(r.stdout, "Secret/"+ns+"/client-producer created") {
@@ -183,7 +226,7 @@ func (in *installed) startWorker(ns, name string) *worker {
 	}
 	t.Cleanup(nc.Close)
 	w.nc = nc
-	w.js, err = jetstream.New(nc)
+	w.js, err = jetstream.NewWithAPIPrefix(nc, cmp.Or(w.env[workerenv.JSAPIPrefix], "$JS.API"))
 	testenv.Must(t, err)
 	return w
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/client"
+	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
@@ -103,18 +105,37 @@ func (s *session) Close() { s.conn.Close() }
 // buckets are created when create is true (publishing, watching) and read
 // as empty otherwise, so that reading never creates one.
 func (o *options) open(ctx context.Context, statusBucket string, create bool) (*session, error) {
+	scope, err := o.credentialsScope()
+	if err != nil {
+		return nil, err
+	}
 	conn, err := o.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	c, err := client.New(ctx, conn, client.Config{
-		SpecBucket: o.nats.Bucket, StatusBucket: statusBucket, Create: create, Now: o.now,
+		SpecBucket: o.nats.Bucket, StatusBucket: statusBucket, Create: create, Now: o.now, Namespace: scope,
 	})
 	if err != nil {
 		conn.Close()
 		return nil, err
 	}
 	return &session{Client: c, conn: conn}, nil
+}
+
+// credentialsScope is the namespace the credentials file (--nats-creds)
+// is scoped to: a namespace publisher's (`tinyctl identity publisher`).
+// "" for every other kind of credentials, or none.
+func (o *options) credentialsScope() (string, error) {
+	cfg, err := o.nats.Config(o.getenv)
+	if err != nil || cfg.CredsFile == "" {
+		return "", err
+	}
+	b, err := os.ReadFile(cfg.CredsFile)
+	if err != nil {
+		return "", err
+	}
+	return identity.ScopeOf(b)
 }
 
 // key returns the spec-bucket key of component name in the selected

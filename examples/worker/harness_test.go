@@ -64,7 +64,7 @@ func deploy(t *testing.T, s *natstest.Server, c api.Component, credsDir string) 
 	testenv.Must(t, err)
 
 	md := c.Metadata
-	perms := identity.Worker(o.Stream.Name, o.Consumer.Durable, render.InboxPrefix(md.Namespace, md.Name), c.Spec.Jobs.Publish)
+	perms := identity.Worker(identity.DefaultAPIPrefix, o.Stream.Name, o.Consumer.Durable, render.InboxPrefix(md.Namespace, md.Name), c.Spec.Jobs.Publish)
 	creds, err := s.Keys(t).Signer().Mint(identity.Name("worker", md.Namespace, md.Name), perms, time.Now(), time.Hour)
 	testenv.Must(t, err)
 	env, err := localrun.Env(o.Deployment, map[string]string{render.CredentialsDir: credsDir})

@@ -19,12 +19,18 @@ const (
 	// broker mounts it.
 	JWTSecret = "nats-jwt"
 	JWTKey    = "auth.conf"
-	// SignerSecret holds the account signing key's seed (SignerSeedKey)
-	// and the account's public key (SignerAccountKey). The controller
-	// mounts it and mints every other identity with it.
-	SignerSecret     = "tinyctl-account-signer"
-	SignerSeedKey    = "seed"
-	SignerAccountKey = "account"
+	// SignerSecret holds what the controller mounts: the control
+	// account's signing key seed (SignerSeedKey) and public key
+	// (SignerAccountKey), with which it mints its own user; the operator
+	// signing key's seed (SignerOperatorKey), with which it signs (and
+	// derives) every namespace's accounts and mints their users; and
+	// credentials of the system account that may only push account JWTs
+	// into the broker's resolver (SignerClaimsKey).
+	SignerSecret      = "tinyctl-account-signer"
+	SignerSeedKey     = "seed"
+	SignerAccountKey  = "account"
+	SignerOperatorKey = "operator-signing"
+	SignerClaimsKey   = "claims.creds"
 	// PublisherSecret holds, under PublisherCredsKey, credentials that may
 	// write specs and read status, and nothing else: what `tinyctl apply`
 	// and other publishers use.

@@ -2,20 +2,16 @@ package keyring
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tinyctl/tinyctl/api/validate"
-	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/identity"
-	"github.com/tinyctl/tinyctl/render"
 )
 
 // Keys of a producer's credentials Secret (Store).
@@ -51,10 +47,10 @@ type ProducerCreds struct {
 	InboxPrefix string
 }
 
-// MintProducer mints a producer's credentials with the account signing
-// key of the runtime in namespace runtime (Secret SignerSecret). It fails
-// on a request whose subjects are not the namespace's to use, and when the
-// runtime's broker does not use jwt auth.
+// MintProducer mints a producer's credentials in the tenant account of
+// its namespace, with the keys of the runtime in namespace runtime (Secret
+// SignerSecret). It fails on a request whose subjects are not the
+// namespace's to use, and when the runtime's broker does not use jwt auth.
 func MintProducer(ctx context.Context, kube kubernetes.Interface, runtime string, req Producer) (ProducerCreds, error) {
 	if errs := validation.IsDNS1123Label(req.Namespace); len(errs) > 0 {
 		return ProducerCreds{}, fmt.Errorf("producer namespace %q: %s", req.Namespace, errs[0])
@@ -65,7 +61,7 @@ func MintProducer(ctx context.Context, kube kubernetes.Interface, runtime string
 	if err := req.Tenancy.Producer(req.Namespace, req.Subjects); err != nil {
 		return ProducerCreds{}, err
 	}
-	signer, err := Signer(ctx, kube, runtime)
+	signer, err := TenantSigner(ctx, kube, runtime, req.Namespace)
 	if err != nil {
 		return ProducerCreds{}, err
 	}
@@ -78,37 +74,51 @@ func MintProducer(ctx context.Context, kube kubernetes.Interface, runtime string
 	return ProducerCreds{Creds: c, InboxPrefix: inbox}, err
 }
 
-// Signer is the account signing key the controller of the runtime in
-// namespace runtime mints with (Secret SignerSecret). It fails when the
-// Secret cannot be read or does not exist (the broker uses no jwt auth).
-func Signer(ctx context.Context, kube kubernetes.Interface, runtime string) (*identity.Signer, error) {
+// Issuer is the issuer of namespaces' accounts of the runtime in
+// namespace runtime, from Secret SignerSecret: what its controller signs
+// and mints with. It fails when the Secret cannot be read or does not
+// exist (the broker uses no jwt auth), or lacks a key.
+func Issuer(ctx context.Context, kube kubernetes.Interface, runtime string) (*identity.Issuer, error) {
 	s, err := kube.CoreV1().Secrets(runtime).Get(ctx, SignerSecret, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("secret %s/%s does not exist: identities are minted only when the broker uses jwt auth (tinyctl install --broker-auth jwt, the default)", runtime, SignerSecret)
 	case err != nil:
 		return nil, fmt.Errorf("secret %s/%s: read: %w", runtime, SignerSecret, err)
-	case len(s.Data[SignerSeedKey]) == 0 || len(s.Data[SignerAccountKey]) == 0:
-		return nil, fmt.Errorf("secret %s/%s lacks key %s or %s", runtime, SignerSecret, SignerSeedKey, SignerAccountKey)
 	}
-	return identity.NewSigner(s.Data[SignerSeedKey], string(s.Data[SignerAccountKey]))
+	for _, k := range []string{SignerSeedKey, SignerAccountKey, SignerOperatorKey} {
+		if len(s.Data[k]) == 0 {
+			return nil, fmt.Errorf("secret %s/%s lacks key %s: run tinyctl install again to complete it", runtime, SignerSecret, k)
+		}
+	}
+	control, err := identity.NewSigner(s.Data[SignerSeedKey], string(s.Data[SignerAccountKey]))
+	if err != nil {
+		return nil, err
+	}
+	signing, _ := control.PublicKey()
+	return identity.NewIssuer(s.Data[SignerOperatorKey], identity.Control{Account: control.Account(), SigningKey: signing, Buckets: identity.DefaultBuckets()})
 }
 
-// StoreProducer writes c into Secret name of namespace ns (keys
-// ProducerCredsKey and ProducerInboxKey), for a producer that runs in the
-// cluster to mount. An existing Secret of that name is replaced only if
-// tinyctl made it (the applier's ownership check).
-func StoreProducer(ctx context.Context, a *apply.Manager, ns, name string, c ProducerCreds) (apply.Result, error) {
-	return a.Apply(ctx, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Secret",
-		"metadata": map[string]any{
-			"name": name, "namespace": ns,
-			"labels": map[string]any{render.LabelManagedBy: apply.FieldManager},
-		},
-		"type": "Opaque",
-		"data": map[string]any{
-			ProducerCredsKey: base64.StdEncoding.EncodeToString(c.File),
-			ProducerInboxKey: base64.StdEncoding.EncodeToString([]byte(c.InboxPrefix)),
-		},
-	}})
+// TenantSigner mints the workers and producers of namespace ns of the
+// runtime in namespace runtime: users of ns's tenant account.
+func TenantSigner(ctx context.Context, kube kubernetes.Interface, runtime, ns string) (*identity.Signer, error) {
+	i, err := Issuer(ctx, kube, runtime)
+	if err != nil {
+		return nil, err
+	}
+	return i.Namespace(ns).TenantSigner(), nil
+}
+
+// ClaimsCreds are the system-account credentials that may push account
+// JWTs into the runtime's broker (Secret SignerSecret, key
+// SignerClaimsKey).
+func ClaimsCreds(ctx context.Context, kube kubernetes.Interface, runtime string) ([]byte, error) {
+	s, err := kube.CoreV1().Secrets(runtime).Get(ctx, SignerSecret, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("secret %s/%s: read: %w", runtime, SignerSecret, err)
+	}
+	if len(s.Data[SignerClaimsKey]) == 0 {
+		return nil, fmt.Errorf("secret %s/%s lacks key %s: run tinyctl install again to complete it", runtime, SignerSecret, SignerClaimsKey)
+	}
+	return s.Data[SignerClaimsKey], nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -127,9 +128,8 @@ func brokerURL(t *testing.T) string {
 	return "nats://" + svc.Spec.ClusterIP + ":4222"
 }
 
-// observer is a NATS connection for the test's own checks: a user minted
-// with the runtime's signing key (as the controller mints) allowed to
-// read everything, which no party tinyctl hands out is.
+// observer is a NATS connection for the test's own checks: a user allowed
+// to read everything, which no party tinyctl hands out is.
 type observer struct {
 	nc *nats.Conn
 	js jetstream.JetStream
@@ -138,14 +138,27 @@ type observer struct {
 	violations []string
 }
 
-func observe(t *testing.T, url string) *observer {
+// observeJobs connects as such a user of namespace ns's jobs account (the
+// account holding its streams; minted with the keys the controller
+// derives it from), where its streams' advisories are published too.
+func observeJobs(t *testing.T, url, ns string) *observer {
 	t.Helper()
-	signer, err := identity.NewSigner(secretData(t, runtimeNS, keyring.SignerSecret, keyring.SignerSeedKey),
-		string(secretData(t, runtimeNS, keyring.SignerSecret, keyring.SignerAccountKey)))
+	issuer, err := keyring.Issuer(context.Background(), clientset(t), runtimeNS)
 	testenv.Must(t, err)
-	c, err := signer.Mint("e2e-observer", identity.Permissions{Publish: []string{">"}, Subscribe: []string{">"}}, time.Now(), time.Hour)
+	n := issuer.Namespace(ns)
+	c, err := signerOf(n.Jobs, n.JobsAccount()).Mint("e2e-observer", identity.Permissions{Publish: []string{">"}, Subscribe: []string{">"}}, time.Now(), time.Hour)
 	testenv.Must(t, err)
 	return connect(t, url, c.File, "")
+}
+
+// signerOf mints users of account with its own key.
+func signerOf(key nkeys.KeyPair, account string) *identity.Signer {
+	seed, _ := key.Seed()
+	s, err := identity.NewSigner(seed, account)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
 
 // connect opens a connection with a creds file's content, the inbox

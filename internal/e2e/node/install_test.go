@@ -101,8 +101,6 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 	url := brokerURL(t)
 	u.file("publisher.creds", string(secretData(t, runtimeNS, keyring.PublisherSecret, keyring.PublisherCredsKey)))
 	u.env = append(u.env, "TINYCTL_NATS_URL="+url, "TINYCTL_NATS_CREDS="+u.dir+"/publisher.creds")
-	obs := observe(t, url)
-	apiWrites := watchJetStreamWrites(t, obs.nc)
 
 	// 3. Publish the worker; its pods run with their minted credentials.
 	spec := u.file("thumbnailer.yaml", thumbnailer("5ms", 2))
@@ -112,6 +110,9 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 	}
 	rolledOut(t, workerNS, workerName, 2, 2*time.Minute)
 	statusReady(t, u, 1)
+	// The namespace's own accounts exist now: watch its streams' account.
+	obs := observeJobs(t, url, workerNS)
+	apiWrites := watchJetStreamWrites(t, obs.nc)
 
 	// 4. A producer may publish jobs to the worker's subjects, nothing else.
 	u.ok(time.Minute, "identity", "producer", workerNS, "default.thumbnail.*", "--name", "e2e", "-o", "producer.creds")

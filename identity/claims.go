@@ -1,0 +1,77 @@
+package identity
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats.go"
+)
+
+// Subjects of the system account's resolver services.
+const (
+	claimsUpdateSubject = "$SYS.REQ.CLAIMS.UPDATE"
+	claimsLookupSubject = "$SYS.REQ.ACCOUNT.%s.CLAIMS.LOOKUP"
+)
+
+// PushAccount stores a signed account JWT in the broker's resolver (a full
+// resolver) through nc, a connection of the system account (Claims). The
+// server answers once every resolver of the cluster has it, or with why
+// not. It fails when no resolver answers or one refuses the JWT.
+func PushAccount(ctx context.Context, nc *nats.Conn, token string) error {
+	m, err := nc.RequestWithContext(ctx, claimsUpdateSubject, []byte(token))
+	if err != nil {
+		return fmt.Errorf("identity: push account: %w", err)
+	}
+	var resp struct {
+		Data *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"data"`
+		Error *struct {
+			Code        int    `json:"code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return fmt.Errorf("identity: push account: answer %q: %w", m.Data, err)
+	}
+	if resp.Error != nil {
+		return fmt.Errorf("identity: push account: the resolver refused it (%d): %s", resp.Error.Code, resp.Error.Description)
+	}
+	return nil
+}
+
+// LookupAccount returns the account JWT the broker's resolver holds for
+// account, decoded; nil when it holds none.
+func LookupAccount(ctx context.Context, nc *nats.Conn, account string) (*jwt.AccountClaims, error) {
+	m, err := nc.RequestWithContext(ctx, fmt.Sprintf(claimsLookupSubject, account), nil)
+	if err != nil {
+		return nil, fmt.Errorf("identity: look up account %s: %w", account, err)
+	}
+	if len(m.Data) == 0 {
+		return nil, nil
+	}
+	c, err := jwt.DecodeAccountClaims(string(m.Data))
+	if err != nil {
+		return nil, fmt.Errorf("identity: look up account %s: %w", account, err)
+	}
+	return c, nil
+}
+
+// ImportedNamespaces are the namespaces whose jobs accounts' APIs the
+// control account claims c imports (ControlClaims names each import
+// "jobs <namespace>").
+func ImportedNamespaces(c *jwt.AccountClaims) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, im := range c.Imports {
+		var ns string
+		if _, err := fmt.Sscanf(im.Name, "jobs %s", &ns); err == nil && !seen[ns] {
+			seen[ns] = true
+			out = append(out, ns)
+		}
+	}
+	return out
+}
