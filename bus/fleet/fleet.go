@@ -6,8 +6,11 @@
 // domain of its own. A cluster's spec bucket is a mirror of the hub's (see
 // kv.Config.MirrorDomain); its controller writes status records and
 // heartbeats into local buckets, and the hub's buckets of the same names
-// source them from the cluster's domain, each source filtered to that
-// cluster's own keys. Join and Leave add and remove those sources: the
+// source them from the cluster's domain. The hub trusts no member: each
+// source rewrites, on the hub, the cluster token of every key it copies to
+// the member's own name (a subject transform), so whatever a member's
+// broker sends — honestly filtered or not — can only ever be that
+// member's rows. Join and Leave add and remove those sources: the
 // membership lives in the hub's stream configuration, nowhere else.
 package fleet
 
@@ -55,27 +58,58 @@ var ErrNotMember = errors.New("cluster is not a member of the fleet")
 
 // Join makes the hub's status and heartbeat buckets (which must exist)
 // gather cluster's records from JetStream domain (default: the cluster's
-// name). Only keys of that cluster are copied, so a cluster cannot write
-// another's status at the hub. Joining again with the same domain changes
-// nothing; with another domain it replaces the sources.
+// name). Every key copied is rewritten on the hub to name cluster, so a
+// cluster cannot write another's status at the hub, whatever its broker
+// sends. Joining again with the same domain changes nothing; with another
+// domain it replaces the sources.
 func Join(ctx context.Context, c *bus.Conn, b Buckets, cluster, domain string) error {
 	if err := checkName(cluster, domain); err != nil {
 		return err
 	}
 	domain = cmp.Or(domain, cluster)
-	for _, s := range []struct{ bucket, filter string }{
-		{b.status(), "$KV." + b.status() + ".*.*." + cluster},
-		{b.heartbeat(), "$KV." + b.heartbeat() + "." + cluster},
-	} {
-		src := &jetstream.StreamSource{Name: "KV_" + s.bucket, FilterSubject: s.filter, Domain: domain}
-		err := update(ctx, c, s.bucket, func(srcs []*jetstream.StreamSource) []*jetstream.StreamSource {
-			return append(without(srcs, s.filter), src)
+	for _, bucket := range []string{b.status(), b.heartbeat()} {
+		src := &jetstream.StreamSource{Name: "KV_" + bucket, Domain: domain,
+			SubjectTransforms: []jetstream.SubjectTransformConfig{b.transform(bucket, cluster)}}
+		err := update(ctx, c, bucket, func(srcs []*jetstream.StreamSource) []*jetstream.StreamSource {
+			return append(without(srcs, b, bucket, cluster), src)
 		})
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// transform is the subject transform of cluster's source of bucket: every
+// key of the status bucket (<namespace>.<name>.<cluster>) or of the
+// heartbeat bucket (<cluster>) gets cluster as its cluster token.
+func (b Buckets) transform(bucket, cluster string) jetstream.SubjectTransformConfig {
+	p := "$KV." + bucket + "."
+	if bucket == b.heartbeat() {
+		return jetstream.SubjectTransformConfig{Source: p + "*", Destination: p + cluster}
+	}
+	return jetstream.SubjectTransformConfig{Source: p + "*.*.*", Destination: p + "{{wildcard(1)}}.{{wildcard(2)}}." + cluster}
+}
+
+// memberOf is the cluster a source of bucket gathers, and whether it is
+// one Join added (a transform to one cluster; or, from tinyctl before the
+// hub rewrote keys, a filter to one cluster's keys).
+func (b Buckets) memberOf(bucket string, src *jetstream.StreamSource) (string, bool) {
+	p := "$KV." + bucket + "."
+	for _, tr := range src.SubjectTransforms {
+		dest := strings.TrimPrefix(tr.Destination, p)
+		if bucket != b.heartbeat() {
+			dest = strings.TrimPrefix(dest, "{{wildcard(1)}}.{{wildcard(2)}}.")
+		}
+		if dest != tr.Destination && bus.IsToken(dest) {
+			return dest, true
+		}
+	}
+	if bucket != b.heartbeat() {
+		p += "*.*."
+	}
+	cluster, ok := strings.CutPrefix(src.FilterSubject, p)
+	return cluster, ok && bus.IsToken(cluster)
 }
 
 // Leave stops the hub gathering cluster's records. The records already
@@ -91,12 +125,9 @@ func Leave(ctx context.Context, c *bus.Conn, b Buckets, cluster string) error {
 	if !slices.ContainsFunc(members, func(m Member) bool { return m.Cluster == cluster }) {
 		return fmt.Errorf("fleet: leave %s: %w", cluster, ErrNotMember)
 	}
-	for _, f := range []struct{ bucket, filter string }{
-		{b.status(), "$KV." + b.status() + ".*.*." + cluster},
-		{b.heartbeat(), "$KV." + b.heartbeat() + "." + cluster},
-	} {
-		err := update(ctx, c, f.bucket, func(srcs []*jetstream.StreamSource) []*jetstream.StreamSource {
-			return without(srcs, f.filter)
+	for _, bucket := range []string{b.status(), b.heartbeat()} {
+		err := update(ctx, c, bucket, func(srcs []*jetstream.StreamSource) []*jetstream.StreamSource {
+			return without(srcs, b, bucket, cluster)
 		})
 		if err != nil {
 			return err
@@ -113,10 +144,9 @@ func Members(ctx context.Context, c *bus.Conn, b Buckets) ([]Member, error) {
 		return nil, bus.Classify("fleet: read bucket "+b.status(), err)
 	}
 	info := s.CachedInfo()
-	prefix := "$KV." + b.status() + ".*.*."
 	var out []Member
 	for _, si := range info.Sources {
-		cluster, ok := strings.CutPrefix(si.FilterSubject, prefix)
+		cluster, ok := b.memberOf(b.status(), &jetstream.StreamSource{FilterSubject: si.FilterSubject, SubjectTransforms: si.SubjectTransforms})
 		if !ok {
 			continue // a source this package did not add
 		}
@@ -150,9 +180,12 @@ func update(ctx context.Context, c *bus.Conn, bucket string, edit func([]*jetstr
 	return nil
 }
 
-// without returns srcs less the one copying filter.
-func without(srcs []*jetstream.StreamSource, filter string) []*jetstream.StreamSource {
-	return slices.DeleteFunc(slices.Clone(srcs), func(s *jetstream.StreamSource) bool { return s.FilterSubject == filter })
+// without returns srcs of bucket less those gathering cluster.
+func without(srcs []*jetstream.StreamSource, b Buckets, bucket, cluster string) []*jetstream.StreamSource {
+	return slices.DeleteFunc(slices.Clone(srcs), func(s *jetstream.StreamSource) bool {
+		c, ok := b.memberOf(bucket, s)
+		return ok && c == cluster
+	})
 }
 
 // domainOf is the domain an external stream's API prefix "$JS.<d>.API"

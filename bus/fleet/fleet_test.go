@@ -77,10 +77,20 @@ func TestClustersMirrorTheHubsSpecsAndTheHubGathersOnlyEachClustersOwnStatus(t *
 		})
 	}
 
-	// eu-1 reports its own status, and tries to write us-1's.
-	_, err = eu.status.Put(ctx, api.Status{Component: "media.thumbnailer", Cluster: "eu-1", ObservedRevision: rev})
+	// us-1 reports its status. eu-1's broker, in an attacker's hands,
+	// holds rows and a heartbeat claiming to be us-1's, then eu-1's own:
+	// the hub sources everything it sends, and files all of it under eu-1.
+	_, err = us.status.Put(ctx, api.Status{Component: "media.thumbnailer", Cluster: "us-1", ObservedRevision: rev})
 	testenv.Must(t, err)
+	testenv.Eventually(t, 10*time.Second, func() error {
+		_, err := hubStatus.Get(ctx, "media.thumbnailer", "us-1")
+		return err
+	})
 	_, err = eu.status.Put(ctx, api.Status{Component: "media.thumbnailer", Cluster: "us-1", ObservedRevision: 99})
+	testenv.Must(t, err)
+	_, err = eu.status.Beat(ctx, status.Heartbeat{Cluster: "us-1", Controller: "forged"}, 30*time.Second)
+	testenv.Must(t, err)
+	_, err = eu.status.Put(ctx, api.Status{Component: "media.thumbnailer", Cluster: "eu-1", ObservedRevision: rev})
 	testenv.Must(t, err)
 	_, err = eu.status.Beat(ctx, status.Heartbeat{Cluster: "eu-1"}, 30*time.Second)
 	testenv.Must(t, err)
@@ -89,15 +99,17 @@ func TestClustersMirrorTheHubsSpecsAndTheHubGathersOnlyEachClustersOwnStatus(t *
 		if err != nil || r.ObservedRevision != rev || r.Stale {
 			return fmt.Errorf("eu-1 at the hub: %+v, %v", r, err)
 		}
+		if n := hubMessages(t, hc); n != 2 {
+			return fmt.Errorf("hub status bucket holds %d messages, want 2 (us-1's row, and eu-1's: its forged one replaced by its own)", n)
+		}
 		return nil
 	})
-	if r, err := hubStatus.Get(ctx, "media.thumbnailer", "us-1"); !errors.Is(err, bus.ErrNotFound) {
-		t.Fatalf("eu-1 wrote us-1's status at the hub: %+v, %v", r, err)
+	if r, err := hubStatus.Get(ctx, "media.thumbnailer", "us-1"); err != nil || r.ObservedRevision != rev {
+		t.Fatalf("us-1's status at the hub after eu-1 forged it: %+v, %v; want us-1's own, at %d", r, err, rev)
 	}
-	if n := hubMessages(t, hc); n != 1 {
-		t.Fatalf("hub status bucket holds %d messages, want 1 (the sourced copy alone)", n)
+	if hb, err := hubStatus.Heartbeat(ctx, "us-1"); !errors.Is(err, bus.ErrNotFound) {
+		t.Fatalf("eu-1 wrote us-1's heartbeat at the hub: %+v, %v", hb, err)
 	}
-
 	members, err := fleet.Members(ctx, hc, fleet.Buckets{})
 	testenv.Must(t, err)
 	if len(members) != 2 || members[0].Cluster != "eu-1" || members[0].Domain != "eu-1" || members[1].Cluster != "us-1" {

@@ -153,6 +153,11 @@ func decodeHeartbeat(e kv.Entry) (HeartbeatRecord, error) {
 	if err := json.Unmarshal(e.Value, &hb); err != nil {
 		return HeartbeatRecord{}, fmt.Errorf("bus: decode heartbeat %s: %w", e.Key, err)
 	}
+	if hb.Cluster != e.Key {
+		// The key names the cluster (a fleet's hub files every member's
+		// heartbeat under its own name), not what the value claims.
+		return HeartbeatRecord{}, fmt.Errorf("bus: heartbeat %s claims to be cluster %s", e.Key, hb.Cluster)
+	}
 	return HeartbeatRecord{Heartbeat: hb, Revision: e.Revision, Received: e.Created}, nil
 }
 

@@ -190,10 +190,17 @@ func Decode(e kv.Entry) (api.Status, error) {
 
 // record decodes e into a Record judged by hb; a value that does not
 // decode gives a Record with Err set, named from its key.
+// The key names the component and the cluster, not the value: at a fleet's
+// hub, whatever a member sends is filed under its own cluster's keys, so a
+// value that claims another cluster (or component) is not believed.
 func (s *Store) record(e kv.Entry, hb *HeartbeatRecord) Record {
 	st, err := Decode(e)
+	owner := statusFromKey(e.Key)
+	if err == nil && (st.Component != owner.Component || st.Cluster != owner.Cluster) {
+		err = fmt.Errorf("bus: status record %s claims to be %s.%s", e.Key, st.Component, st.Cluster)
+	}
 	if err != nil {
-		st = statusFromKey(e.Key)
+		st = owner
 	}
 	return Record{Status: st, Revision: e.Revision, Heartbeat: hb, Stale: Stale(hb, s.now()), Err: err}
 }
