@@ -101,9 +101,22 @@ func validateMetadata(m api.Metadata, path *field.Path) field.ErrorList {
 	}
 	errs = append(errs, validateLabelMap(m.Labels, path.Child("labels"))...)
 	errs = append(errs, reservedKeys(m.Labels, path.Child("labels"))...)
+	errs = append(errs, controllerLabels(withoutReserved(m.Labels), path.Child("labels"))...)
 	errs = append(errs, validateAnnotationMap(m.Annotations, path.Child("annotations"))...)
 	errs = append(errs, reservedKeys(withoutDevRun(m.Annotations), path.Child("annotations"))...)
 	return errs
+}
+
+// withoutReserved is labels less the keys reservedKeys reports, so that a
+// key is reported once.
+func withoutReserved(labels map[string]string) map[string]string {
+	out := make(map[string]string, len(labels))
+	for k, v := range labels {
+		if !isReservedKey(k) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // withoutDevRun is annotations less api.AnnotationDevRun, the one tinyctl

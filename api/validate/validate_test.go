@@ -116,6 +116,15 @@ func TestValidateReportsFieldPaths(t *testing.T) {
 			want(problem{forbidden, "metadata.labels[tinyctl.io/component]"})},
 		{"reserved managed-by label", func(c *api.Component) { c.Metadata.Labels[ManagedByLabel] = "me" },
 			want(problem{forbidden, "metadata.labels[app.kubernetes.io/managed-by]"})},
+		{"label other controllers act on", func(c *api.Component) {
+			c.Metadata.Labels["sidecar.istio.io/inject"] = "true"
+			c.Metadata.Labels["azure.workload.identity/use"] = "true"
+			c.Metadata.Labels["node-role.kubernetes.io/control-plane"] = ""
+			c.Metadata.Labels["app.kubernetes.io/part-of"] = "docs" // allowed
+			c.Metadata.Labels["example.com/cost-center"] = "fin-42" // allowed
+		}, want(problem{forbidden, "metadata.labels[azure.workload.identity/use]"},
+			problem{forbidden, "metadata.labels[node-role.kubernetes.io/control-plane]"},
+			problem{forbidden, "metadata.labels[sidecar.istio.io/inject]"})},
 		{"reserved annotation subdomain", func(c *api.Component) { c.Metadata.Annotations["hash.tinyctl.io/x"] = "1" },
 			want(problem{forbidden, "metadata.annotations[hash.tinyctl.io/x]"})},
 		{"missing image", func(c *api.Component) { c.Spec.Image = "" }, want(problem{required, "spec.image"})},
