@@ -138,8 +138,9 @@ func documents(t *testing.T, manifests map[string]string) []map[string]any {
 // TestControllerRBAC checks the controller's permissions as rendered: a
 // Role in namespace default by default, one Role per namespace when
 // namespaces are listed (and then a ClusterRole reading KEDA's metrics
-// APIService alone), cluster-wide when the list is empty, create
-// namespaces only when asked, Secrets (by name, never listed) only with
+// APIService alone), when the list is empty reads cluster-wide and writes
+// bound in each granted namespace (or cluster-wide to create namespaces),
+// create namespaces only when asked, Secrets (by name, never listed) only with
 // an account signing key, and never a wildcard, a ConfigMap, a Pod or a
 // Lease.
 func TestControllerRBAC(t *testing.T) {
@@ -151,8 +152,11 @@ func TestControllerRBAC(t *testing.T) {
 		secrets   bool
 	}{
 		{"default", nil, []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}, []string{"get"}, false},
-		{"cluster-wide", map[string]any{"namespaces": []any{}}, []string{"ClusterRole", "ClusterRoleBinding"}, []string{"get"}, false},
-		{"create namespaces", map[string]any{"namespaces": []any{}, "createNamespaces": true}, []string{"ClusterRole", "ClusterRoleBinding"}, []string{"get", "create"}, false},
+		{"every namespace, none granted", map[string]any{"namespaces": []any{}}, []string{"ClusterRole", "ClusterRole", "ClusterRoleBinding"}, []string{"get"}, false},
+		{"every namespace, two granted", map[string]any{"namespaces": []any{}, "grantNamespaces": []any{"team-a", "team-b"}},
+			[]string{"ClusterRole", "ClusterRole", "ClusterRoleBinding", "RoleBinding", "RoleBinding"}, []string{"get"}, false},
+		{"create namespaces", map[string]any{"namespaces": []any{}, "createNamespaces": true},
+			[]string{"ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding"}, []string{"get", "create"}, false},
 		{"listed namespaces", map[string]any{"namespaces": []any{"team-a", "team-b"}},
 			[]string{"ClusterRole", "ClusterRoleBinding", "Role", "Role", "RoleBinding", "RoleBinding"}, []string{"get"}, false},
 		{"identity", map[string]any{"nats": withIdentity, "namespaces": []any{"team-a"}},
@@ -176,6 +180,8 @@ func TestControllerRBAC(t *testing.T) {
 				switch {
 				case kind == "ClusterRole" && strings.HasSuffix(name, "-keda-probe"):
 					checkRules(t, obj, nil, false) // the apiservices rule alone
+				case kind == "ClusterRole" && strings.HasSuffix(name, "-watch"):
+					checkWatchRules(t, obj, tc.nsVerbs)
 				case kind == "Role" || kind == "ClusterRole":
 					checkRules(t, obj, tc.nsVerbs, tc.secrets)
 				}
@@ -230,6 +236,51 @@ func checkRules(t *testing.T, obj map[string]any, nsVerbs []string, secrets bool
 			default:
 				t.Errorf("rule grants %s, which the controller does not use", res)
 			}
+		}
+	}
+}
+
+// checkWatchRules checks the cluster-wide reads of a controller of every
+// namespace: list and watch of its child kinds, the namespaces rule, and
+// nothing else (no Secret, no write).
+func checkWatchRules(t *testing.T, obj map[string]any, nsVerbs []string) {
+	t.Helper()
+	b, _ := yaml.Marshal(obj)
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(b, &role); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, r := range role.Rules {
+		for _, res := range r.Resources {
+			seen++
+			switch res {
+			case "deployments", "networkpolicies", "scaledobjects":
+				if !slices.Equal(r.Verbs, []string{"list", "watch"}) {
+					t.Errorf("cluster-wide %s verbs = %v, want [list watch]", res, r.Verbs)
+				}
+			case "namespaces":
+				if !slices.Equal(r.Verbs, nsVerbs) {
+					t.Errorf("namespaces verbs = %v, want %v", r.Verbs, nsVerbs)
+				}
+			default:
+				t.Errorf("the cluster-wide reads grant %s", res)
+			}
+		}
+	}
+	if seen != 4 {
+		t.Errorf("cluster-wide reads cover %d resources, want 4", seen)
+	}
+}
+
+// TestControllerRefusesAGrantOfADeniedNamespace: grantNamespaces may not
+// name a namespace denyNamespaces (or the release namespace) keeps from
+// the controller.
+func TestControllerRefusesAGrantOfADeniedNamespace(t *testing.T) {
+	for _, ns := range []string{"kube-system", "tinyctl-system"} {
+		_, err := render(t, "tinyctl", map[string]any{"namespaces": []any{}, "grantNamespaces": []any{"team-a", ns}})
+		if err == nil || !strings.Contains(err.Error(), "grantNamespaces lists "+ns) {
+			t.Errorf("grant of %s: %v, want refused", ns, err)
 		}
 	}
 }

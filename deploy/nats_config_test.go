@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,7 +52,7 @@ func TestNATSConfigAccepted(t *testing.T) {
 		{"server name", opts.ServerName, "nats-0"},
 		{"client port", opts.Port, 4222},
 		{"monitoring port", opts.HTTPPort, 8222},
-		{"leafnode port", opts.LeafNode.Port, 7422},
+		{"leafnode port (closed but in a hub)", opts.LeafNode.Port, 0},
 		{"jetstream", opts.JetStream, true},
 		{"store dir", opts.StoreDir, "/data"},
 		{"token", opts.Authorization, token},
@@ -109,8 +110,8 @@ func TestNATSConfigFleetMember(t *testing.T) {
 	if err != nil {
 		t.Fatalf("nats-server rejects the fleet member's config: %v", err)
 	}
-	if opts.JetStreamDomain != "eu-1" || !opts.LeafNode.NoAdvertise {
-		t.Errorf("domain %q, no_advertise %v", opts.JetStreamDomain, opts.LeafNode.NoAdvertise)
+	if opts.JetStreamDomain != "eu-1" {
+		t.Errorf("domain %q, want eu-1", opts.JetStreamDomain)
 	}
 	if len(opts.LeafNode.Remotes) != 1 {
 		t.Fatalf("remotes: %+v", opts.LeafNode.Remotes)
@@ -121,6 +122,9 @@ func TestNATSConfigFleetMember(t *testing.T) {
 	}
 	if want := []string{"$KV.tinyctl-status.>", "$KV.tinyctl-heartbeats.>"}; !slices.Equal(r.DenyExports, want) {
 		t.Errorf("deny_exports %v, want %v", r.DenyExports, want)
+	}
+	if opts.LeafNode.Port != 0 {
+		t.Errorf("a member listens for leafnodes on %d, want closed", opts.LeafNode.Port)
 	}
 	plain, err := server.ProcessConfigFile(natsConf(t, map[string]any{"auth": map[string]any{"mode": "none"}}))
 	testMust(t, err)
@@ -133,5 +137,34 @@ func testMust(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNATSConfigFleetHub: fleet.acceptLeafnodes opens the leafnode port
+// (install --accept-leafnodes), on the pod and both Services; a broker
+// that is both hub and member is refused.
+func TestNATSConfigFleetHub(t *testing.T) {
+	t.Setenv("SERVER_NAME", "nats-0")
+	hub := map[string]any{"auth": map[string]any{"mode": "none"}, "fleet": map[string]any{"acceptLeafnodes": true}}
+	opts, err := server.ProcessConfigFile(natsConf(t, hub))
+	testMust(t, err)
+	if opts.LeafNode.Port != 7422 || !opts.LeafNode.NoAdvertise {
+		t.Errorf("hub: leafnode port %d, no_advertise %t, want 7422, true", opts.LeafNode.Port, opts.LeafNode.NoAdvertise)
+	}
+	out, err := render(t, "nats", hub)
+	testMust(t, err)
+	closed, err := render(t, "nats", nil)
+	testMust(t, err)
+	for _, file := range []string{"nats/templates/statefulset.yaml", "nats/templates/service.yaml"} {
+		if !strings.Contains(out[file], "7422") {
+			t.Errorf("hub: %s does not expose 7422", file)
+		}
+		if strings.Contains(closed[file], "7422") {
+			t.Errorf("default: %s exposes 7422", file)
+		}
+	}
+	if _, err := render(t, "nats", map[string]any{"fleet": map[string]any{"acceptLeafnodes": true, "hubURLs": []any{"nats-leaf://hub:7422"}}}); err == nil ||
+		!strings.Contains(err.Error(), "exclude each other") {
+		t.Errorf("hub and member at once: %v, want refused", err)
 	}
 }

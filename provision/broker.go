@@ -1,8 +1,6 @@
 package provision
 
 import (
-	"github.com/tinyctl/tinyctl/provision/keyring"
-
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/provision/keyring"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -36,8 +35,9 @@ const (
 // the embedded nats chart) with values on top of the chart's defaults.
 // Before the chart, it makes sure the Secrets its auth mode needs exist:
 // the token (AuthToken) or the keys, the server's trust configuration,
-// the controller's signing key and the publisher's credentials (AuthJWT).
-// Each is generated once and never rewritten, so they survive upgrades
+// the controller's signing key and the publisher's credentials (AuthJWT),
+// and with more than one server the routes' certificate. Each is
+// generated once and never rewritten, so they survive upgrades
 // (Helm's lookup is not available in every mode, so the chart does not
 // generate them). The upgrade is never forced: the broker's StatefulSet
 // holds the JetStream store. It returns the Secrets' results and the
@@ -62,7 +62,14 @@ func (p *Provisioner) InstallBroker(ctx context.Context, values map[string]any) 
 			return out, err
 		}
 	}
-	res, err := p.InstallRelease(ctx, Release{Name: ChartBroker, Chart: Embedded(ChartBroker), Values: values})
+	res, routes, err := p.ensureRoutesCertificate(ctx, values)
+	if routes {
+		out = append(out, res)
+	}
+	if err != nil {
+		return out, err
+	}
+	res, err = p.InstallRelease(ctx, Release{Name: ChartBroker, Chart: Embedded(ChartBroker), Values: values})
 	return append(out, res), err
 }
 

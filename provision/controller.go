@@ -1,11 +1,11 @@
 package provision
 
 import (
-	"github.com/tinyctl/tinyctl/provision/keyring"
-
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/tinyctl/tinyctl/provision/keyring"
 )
 
 // InstallController installs or upgrades the controller, `tinyctl serve`
@@ -30,9 +30,11 @@ func (p *Provisioner) InstallController(ctx context.Context, image string, auth 
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", res.Ref(), err)
 	}
-	return p.InstallRelease(ctx, Release{
-		Name: ChartController, Chart: Embedded(ChartController), Values: mergeValues(mergeValues(base, kept), values),
-	})
+	final, err := p.withGrants(ctx, mergeValues(mergeValues(base, kept), values))
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", res.Ref(), err)
+	}
+	return p.InstallRelease(ctx, Release{Name: ChartController, Chart: Embedded(ChartController), Values: final})
 }
 
 // KeptValues are the controller values an install keeps from the

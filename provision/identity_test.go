@@ -1,8 +1,6 @@
 package provision_test
 
 import (
-	"github.com/tinyctl/tinyctl/provision/keyring"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/provision"
+	"github.com/tinyctl/tinyctl/provision/keyring"
 )
 
 // TestInstallWithJWTAuth installs the runtime with decentralized auth: the

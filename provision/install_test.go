@@ -1,8 +1,6 @@
 package provision_test
 
 import (
-	"github.com/tinyctl/tinyctl/provision/keyring"
-
 	"context"
 	"errors"
 	"slices"
@@ -16,11 +14,12 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/provision"
+	"github.com/tinyctl/tinyctl/provision/keyring"
 )
 
 // The objects each chart creates with its default values.
 var chartKinds = map[string][]string{
-	"nats":      {"ConfigMap", "Service", "Service", "StatefulSet"},
+	"nats":      {"ConfigMap", "NetworkPolicy", "Service", "Service", "StatefulSet"},
 	"collector": {"ConfigMap", "Deployment", "Service"},
 	"tinyctl":   {"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"},
 }

@@ -114,6 +114,7 @@ var resources = map[string]schema.GroupVersionResource{
 	"Role":                {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
 	"RoleBinding":         {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
 	"PodDisruptionBudget": {Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
+	"NetworkPolicy":       {Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"},
 }
 
 var clusterScoped = []string{"ClusterRole", "ClusterRoleBinding"}

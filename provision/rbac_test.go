@@ -1,8 +1,6 @@
 package provision_test
 
 import (
-	"github.com/tinyctl/tinyctl/provision/keyring"
-
 	"context"
 	"errors"
 	"fmt"
@@ -30,6 +28,7 @@ import (
 	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/provision"
+	"github.com/tinyctl/tinyctl/provision/keyring"
 	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
 )

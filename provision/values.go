@@ -49,3 +49,24 @@ func nestedString(values map[string]any, def string, path ...string) (string, er
 	}
 	return s, nil
 }
+
+// nestedInt returns values[path...] as an int, def when unset, and an
+// error when it is set to something other than a whole number (values
+// from YAML or JSON arrive as int, int64 or float64).
+func nestedInt(values map[string]any, def int, path ...string) (int, error) {
+	v, ok := nested(values, path...)
+	if !ok || v == nil {
+		return def, nil
+	}
+	switch n := v.(type) {
+	case int:
+		return n, nil
+	case int64:
+		return int(n), nil
+	case float64:
+		if n == float64(int(n)) {
+			return int(n), nil
+		}
+	}
+	return 0, fmt.Errorf("value %v: want a whole number, got %v", path, v)
+}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/nats-io/nats.go/jetstream"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/reasons"
@@ -124,7 +125,9 @@ func classifyOne(err error) (Class, string) {
 		return Waiting, reasons.Conflict
 	case errors.Is(err, ErrNamespaceMissing):
 		return Waiting, reasons.NamespaceMissing
-	case errors.Is(err, bus.ErrPermissionDenied):
+	case errors.Is(err, bus.ErrPermissionDenied) || apierrors.IsForbidden(err):
+		// NATS, or the API server: a namespace made after an
+		// all-namespaces install has no grant until install runs again.
 		return Waiting, reasons.PermissionDenied
 	case errors.Is(err, streams.ErrDrift):
 		return Permanent, reasons.ConsumerDrift

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/validate"
 )
 
 // namespaceNameLabel is set by Kubernetes on every namespace to its name.
@@ -25,16 +26,6 @@ const dnsPort = 53
 const (
 	anyIPv4 = "0.0.0.0/0"
 	anyIPv6 = "::/0"
-)
-
-// Addresses `internet` egress never reaches. 169.254.0.0/16 holds the
-// instance metadata endpoint of the major clouds (169.254.169.254), whose
-// credentials a worker must not borrow; fd00:ec2::254 is AWS's IPv6
-// metadata endpoint; fe80::/10 is IPv6 link-local.
-const (
-	linkLocalIPv4   = "169.254.0.0/16"
-	linkLocalIPv6   = "fe80::/10"
-	awsMetadataIPv6 = "fd00:ec2::254/128"
 )
 
 // noCollector is the Collector.Endpoint that means workers export no
@@ -176,15 +167,18 @@ func collectorRule(c Collector) (networkingv1.NetworkPolicyEgressRule, error) {
 	return r, nil
 }
 
-// internetRule allows every address but the link-local and metadata ones
-// and the cluster's own ranges inCluster. Pods and Services are reached by
+// internetRule allows every address but validate.MetadataRanges and the
+// cluster's own ranges inCluster. Pods and Services are reached by
 // rules that select them, never by address: a worker with `internet`
 // egress may not reach another namespace's pods by IP. Each except list
 // holds only its block's family, as the API requires.
 func internetRule(inCluster []netip.Prefix) networkingv1.NetworkPolicyEgressRule {
-	v4 := []netip.Prefix{netip.MustParsePrefix(linkLocalIPv4)}
-	v6 := []netip.Prefix{netip.MustParsePrefix(linkLocalIPv6), netip.MustParsePrefix(awsMetadataIPv6)}
-	for _, p := range inCluster {
+	var v4, v6 []netip.Prefix
+	excepted := slices.Clone(inCluster)
+	for _, m := range validate.MetadataRanges {
+		excepted = append(excepted, netip.MustParsePrefix(m))
+	}
+	for _, p := range excepted {
 		if p.Addr().Is4() {
 			v4 = append(v4, p)
 		} else {

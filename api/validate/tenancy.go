@@ -24,6 +24,9 @@ type Tenancy struct {
 	// Off turns the check off: every namespace may use every subject (a
 	// single-tenant cluster).
 	Off bool `json:"off,omitempty"`
+	// Egress says which addresses allow lists may not reach (the zero
+	// value: the metadata ranges).
+	Egress EgressReach `json:"egress,omitzero"`
 }
 
 // Allowed returns the subject patterns components of namespace may use.
@@ -118,11 +121,13 @@ func ParseTenancy(entries []string) (Tenancy, error) {
 	return t, nil
 }
 
-// Check is Normalize followed by t's check of the subjects: the defaulted
-// component, or an *InvalidError listing every problem of both.
+// Check is Normalize followed by t's checks of the subjects and of the
+// egress addresses: the defaulted component, or an *InvalidError listing
+// every problem of all.
 func Check(c api.Component, t Tenancy) (api.Component, error) {
 	d := defaults.Apply(c)
 	errs := append(Component(d), t.Subjects(d)...)
+	errs = append(errs, t.Egress.Egress(d)...)
 	if err := AsError(errs); err != nil {
 		return api.Component{}, err
 	}

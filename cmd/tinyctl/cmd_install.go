@@ -3,13 +3,13 @@
 package main
 
 import (
-	"github.com/tinyctl/tinyctl/provision/keyring"
-
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +20,7 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/provision"
+	"github.com/tinyctl/tinyctl/provision/keyring"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -63,6 +64,7 @@ type installFlags struct {
 	brokerAuth, brokerStorage                 string
 	brokerReplicas                            int
 	namespaces                                []string
+	podCIDRs, serviceCIDRs                    []string
 	allNamespaces                             bool
 	repo, chart, version, release, releaseNS  string
 	chartValues                               string
@@ -125,7 +127,9 @@ func (f *installFlags) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.brokerReplicas, "broker-replicas", 0,
 		"run the broker as a JetStream cluster of 1, 3 or 5 servers, and keep that many copies of the controller's buckets and streams (default: the values files', else 1)")
 	fs.StringSliceVar(&f.namespaces, "namespaces", nil, "the only namespaces components may go to, comma-separated (default: the chart's, \"default\")")
-	fs.BoolVar(&f.allNamespaces, "all-namespaces", false, "let components go to every namespace but the cluster's own and the runtime's (a ClusterRole)")
+	fs.BoolVar(&f.allNamespaces, "all-namespaces", false, "let components go to every namespace but the cluster's own and the runtime's: the controller may write in each namespace that exists now (a RoleBinding in each; run install again to grant newer ones)")
+	fs.StringSliceVar(&f.podCIDRs, "pod-cidrs", nil, "the cluster's pod address ranges, comma-separated (default: the nodes' spec.podCIDRs); internet egress excludes them and allow lists may not name them")
+	fs.StringSliceVar(&f.serviceCIDRs, "service-cidrs", nil, "the cluster's Service address ranges, comma-separated (default: the ServiceCIDR objects')")
 	fs.BoolVar(&f.skipCRDs, "skip-crds", false, "do not apply the CRDs the runtime needs")
 	fs.BoolVar(&f.skipCollector, "without-collector", false, "do not install the trace collector")
 	fs.StringVar(&f.repo, "repo", "", "chart repository URL of an extra chart to install")
@@ -166,6 +170,9 @@ func (f *installFlags) run(ctx context.Context, o *options) error {
 		return fmt.Errorf("install: %w", err)
 	}
 	printStorage(o, plan.BrokerStorage)
+	if err := f.network(ctx, o, p, &plan); err != nil {
+		return err
+	}
 	results, err := p.Install(ctx, plan, printResult(o.out))
 	if err != nil {
 		return fmt.Errorf("install: %w", err)
@@ -173,6 +180,47 @@ func (f *installFlags) run(ctx context.Context, o *options) error {
 	fmt.Fprintf(o.out, "Done: %s.\n", summary(results))
 	printBrokerAccess(ctx, o.out, p)
 	return nil
+}
+
+// network gives the controller the cluster's pod and Service ranges:
+// those of --pod-cidrs and --service-cidrs, else those the controller
+// values file sets, else those the cluster shows (said, or warned about
+// when none is found).
+func (f *installFlags) network(ctx context.Context, o *options, p *provision.Provisioner, plan *provision.Plan) error {
+	given := provision.NetworkRanges{PodCIDRs: f.podCIDRs, ServiceCIDRs: f.serviceCIDRs}
+	for _, c := range slices.Concat(given.PodCIDRs, given.ServiceCIDRs) {
+		if pfx, err := netip.ParsePrefix(c); err != nil || pfx != pfx.Masked() {
+			return usageError{fmt.Errorf("--pod-cidrs/--service-cidrs: %q is not a CIDR such as 10.244.0.0/16", c)}
+		}
+	}
+	if _, set := plan.ControllerValues["network"]; set && len(given.PodCIDRs)+len(given.ServiceCIDRs) == 0 {
+		return nil
+	}
+	found, err := p.DiscoverNetwork(ctx)
+	if err != nil {
+		o.warn(fmt.Sprintf("cluster network: %v; give --pod-cidrs and --service-cidrs, or workers with internet egress reach pods by address", err))
+	}
+	from := "found in the cluster"
+	if len(given.PodCIDRs) > 0 {
+		found.PodCIDRs, from = given.PodCIDRs, "given"
+	}
+	if len(given.ServiceCIDRs) > 0 {
+		found.ServiceCIDRs = given.ServiceCIDRs
+	}
+	if len(found.PodCIDRs) == 0 || len(found.ServiceCIDRs) == 0 {
+		o.warn("cluster network: no pod or no Service range found (nodes' podCIDRs, ServiceCIDR objects): give --pod-cidrs and --service-cidrs, or workers with internet egress reach pods by address")
+	}
+	fmt.Fprintf(o.out, "Cluster network (%s): pods %s, Services %s; internet egress excludes them\n",
+		from, orNone(found.PodCIDRs), orNone(found.ServiceCIDRs))
+	plan.ControllerValues = withValue(plan.ControllerValues, "network", found.Values())
+	return nil
+}
+
+func orNone(cidrs []string) string {
+	if len(cidrs) == 0 {
+		return "none"
+	}
+	return strings.Join(cidrs, ",")
 }
 
 // printStorage says where the broker keeps its store, and warns when it is

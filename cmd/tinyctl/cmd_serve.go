@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -33,9 +34,12 @@ type serveFlags struct {
 	embeddedStore          string
 	embeddedPort, embedMon int
 	subjectPrefixes        []string
-	identity               serve.Identity
-	tenants                serve.Tenants
-	tenantFile, tenantMem  string
+	// egressAllowClusterCIDRs and egressAllowMetadata let allow lists
+	// name the cluster's ranges and the metadata ranges.
+	egressAllowClusterCIDRs, egressAllowMetadata bool
+	identity                                     serve.Identity
+	tenants                                      serve.Tenants
+	tenantFile, tenantMem                        string
 }
 
 func newServeCmd(o *options) *cobra.Command {
@@ -119,6 +123,10 @@ func (f *serveFlags) addRenderFlags(fs *pflag.FlagSet) {
 	bind("pod-cidrs", "TINYCTL_POD_CIDRS")
 	fs.StringSliceVar(&nw.ServiceCIDRs, "service-cidrs", nil, "this cluster's Service address ranges, comma-separated; internet egress excludes them")
 	bind("service-cidrs", "TINYCTL_SERVICE_CIDRS")
+	fs.BoolVar(&f.egressAllowClusterCIDRs, "egress-allow-cluster-cidrs", false, "let a component's egress allow list name addresses in --pod-cidrs and --service-cidrs (by default such a spec is refused: pods are reached by namespace and podLabels)")
+	bind("egress-allow-cluster-cidrs", "TINYCTL_EGRESS_ALLOW_CLUSTER_CIDRS")
+	fs.BoolVar(&f.egressAllowMetadata, "egress-allow-metadata", false, "let a component's egress allow list name the link-local and cloud metadata ranges (169.254.0.0/16, fe80::/10, fd00:ec2::254/128; by default such a spec is refused)")
+	bind("egress-allow-metadata", "TINYCTL_EGRESS_ALLOW_METADATA")
 	caps := &f.cfg.Loop.Cluster.Streams
 	fs.Int64Var(&caps.MaxBytes, "stream-max-bytes", render.DefaultStreamMaxBytes, "cap on the bytes of each file-backed component stream; a spec may ask for less, not more (-1: no cap)")
 	bind("stream-max-bytes", "TINYCTL_STREAM_MAX_BYTES")
@@ -212,6 +220,11 @@ func (f *serveFlags) run(cmd *cobra.Command, o *options) error {
 	cfg.Loop.ClusterLabels = f.clusterLabels
 	if cfg.Loop.Tenancy, err = validate.ParseTenancy(f.subjectPrefixes); err != nil {
 		return usageError{fmt.Errorf("--subject-prefixes: %w", err)}
+	}
+	cfg.Loop.Tenancy.Egress.Metadata = f.egressAllowMetadata
+	if !f.egressAllowClusterCIDRs {
+		nw := cfg.Loop.Cluster.Network
+		cfg.Loop.Tenancy.Egress.ClusterCIDRs = slices.Concat(nw.PodCIDRs, nw.ServiceCIDRs)
 	}
 	if f.identity.SigningKeyFile != "" || f.identity.Account != "" {
 		if f.identity.SigningKeyFile == "" || f.identity.Account == "" {

@@ -18,12 +18,14 @@ type fleetFlags struct {
 	hubURLs       []string
 	hubDomain     string
 	hubCredSecret string
+	acceptLeaves  bool
 }
 
 func (f *fleetFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringToStringVar(&f.labels, "cluster-labels", nil, "this cluster's labels for placement.clusterSelector, k=v,k=v (kept from the installed release when not given)")
 	fs.StringSliceVar(&f.hubURLs, "hub-url", nil, "leafnode URL of a fleet hub (nats-leaf://hub.example.com:7422): the broker joins it in its own JetStream domain, named after --cluster-name, and the controller reads a mirror of the hub's specs")
 	fs.StringVar(&f.hubDomain, "hub-domain", "hub", "JetStream domain of the fleet hub (with --hub-url)")
+	fs.BoolVar(&f.acceptLeaves, "accept-leafnodes", false, "make this cluster's broker a fleet hub: it listens for the members' leafnode connections on port 7422 (authenticated like clients) in JetStream domain --hub-domain; without it the port is closed")
 	fs.StringVar(&f.hubCredSecret, "hub-credentials-secret", "", "Secret in the runtime namespace whose key hub.creds the broker presents to the hub (with --hub-url)")
 }
 
@@ -32,6 +34,13 @@ func (f *fleetFlags) addFlags(fs *pflag.FlagSet) {
 func (f *fleetFlags) apply(plan *provision.Plan, cluster string) error {
 	if len(f.labels) > 0 {
 		plan.ControllerValues = withValue(plan.ControllerValues, "clusterLabels", toAnyMap(f.labels))
+	}
+	if f.acceptLeaves {
+		if len(f.hubURLs) > 0 {
+			return usageError{fmt.Errorf("--accept-leafnodes (a hub) and --hub-url (a member of a hub) exclude each other")}
+		}
+		plan.BrokerValues = withPath(plan.BrokerValues, true, "fleet", "acceptLeafnodes")
+		plan.BrokerValues = withPath(plan.BrokerValues, f.hubDomain, "jetstream", "domain")
 	}
 	if len(f.hubURLs) == 0 {
 		if f.hubCredSecret != "" {

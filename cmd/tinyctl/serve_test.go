@@ -192,6 +192,7 @@ func TestRenderAndDiffUseTheSettingsAClusterReports(t *testing.T) {
 		t.Errorf("render --cluster custom: NATS_URL line %q, want the controller's --worker-nats-url", got)
 	}
 	checkEgressSettings(t, u, ns)
+	checkEgressReach(t, u, ns)
 	checkOverrides(t, u, ns)
 	expect(t, u.run("render", "-f", f, "--cluster", "nowhere"), 1, nil,
 		[]string{`Error: cluster "nowhere" has no live heartbeat: is its controller running?`})
@@ -261,4 +262,39 @@ func checkEgressSettings(t *testing.T, u *user, ns string) {
 		t.Errorf("collector rule: with --collector-endpoint - %t, by default %t; want false, true",
 			strings.Contains(custom, "port: 4317"), strings.Contains(defaults, "port: 4317"))
 	}
+}
+
+// checkEgressReach: an allow list that names the metadata range is refused
+// by apply with its field path; one that names the pod range of the
+// cluster started above (--pod-cidrs 10.244.0.0/16) is refused by apply
+// --cluster custom, which reads the ranges from its heartbeat, and, put
+// into the bucket by hand, by that cluster's controller, which reports it
+// as an invalid spec with the same field path and applies nothing.
+func checkEgressReach(t *testing.T, u *user, ns string) {
+	t.Helper()
+	metadata := u.file("metadata.yaml", component(ns, "borrower", "acme/borrower:1.0.0")+
+		"  egress:\n    allow:\n    - cidr: 203.0.113.0/24\n    - cidr: 169.254.169.254/32\n")
+	expect(t, u.run("apply", "-f", metadata), 1, nil, []string{
+		"spec.egress.allow[1].cidr: Forbidden: 169.254.169.254/32 reaches 169.254.0.0/16, a link-local range",
+		"nothing was published"})
+
+	pods := component(ns, "scanner", "acme/scanner:1.0.0") + "  egress:\n    allow:\n    - cidr: 10.0.0.0/8\n      except: [10.96.0.0/12]\n"
+	f := u.file("scanner.yaml", pods)
+	want := "spec.egress.allow[0].cidr: Forbidden: 10.0.0.0/8 reaches 10.244.0.0/16, this cluster's pod or Service range"
+	expect(t, u.run("apply", "-f", f, "--cluster", "custom"), 1, nil, []string{want, "nothing was published"})
+
+	// Past apply (which, without --cluster, knows no pod range), the
+	// controller refuses it.
+	u.must("apply", "-f", f)
+	testenv.Eventually(t, 30*time.Second, func() error {
+		out := u.must("status", "scanner", "-n", ns, "-o", "json").stdout
+		if !strings.Contains(out, "InvalidSpec") || !strings.Contains(out, want) {
+			return fmt.Errorf("status of scanner does not report %q:\n%s", want, out)
+		}
+		return nil
+	})
+	if _, err := kube.Clientset(t).AppsV1().Deployments(ns).Get(context.Background(), "scanner", metav1.GetOptions{}); err == nil {
+		t.Error("the controller applied a Deployment for a component whose egress reaches the pod range")
+	}
+	u.must("delete", "scanner", "-n", ns, "--yes")
 }

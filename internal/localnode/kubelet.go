@@ -104,6 +104,9 @@ func (n *Node) startControllers(context.Context) error {
 		"--use-service-account-credentials=false",
 		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(ports[0]),
 		"--cluster-name=localkube",
+		// The node's spec.podCIDR says which range its pods get, as node
+		// IPAM says it on most clusters: the whole PodCIDR, one node.
+		"--allocate-node-cidrs=true", "--cluster-cidr="+PodCIDR, "--node-cidr-mask-size-ipv4=16",
 		"--v=1"); err != nil {
 		return err
 	}

@@ -1,8 +1,6 @@
 package node
 
 import (
-	"github.com/tinyctl/tinyctl/provision/keyring"
-
 	"bytes"
 	"context"
 	"errors"
@@ -27,6 +25,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/provision/keyring"
 )
 
 // runtimeNS is where a default install puts the runtime.

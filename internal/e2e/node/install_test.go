@@ -1,8 +1,6 @@
 package node
 
 import (
-	"github.com/tinyctl/tinyctl/provision/keyring"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 	"github.com/tinyctl/tinyctl/internal/localnode"
 	"github.com/tinyctl/tinyctl/internal/statusview"
 	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/provision/keyring"
 )
 
 // The component the test publishes: the example worker, two pods, its
@@ -76,7 +75,10 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 	// 1. Install with the defaults; the node has no StorageClass, so the
 	// broker's store goes to an emptyDir, with a warning.
 	r := u.ok(5*time.Minute, "install", "--wait", "--timeout", "3m")
-	for _, want := range []string{"Release/tinyctl-system/nats created", "Release/tinyctl-system/collector created", "Release/tinyctl-system/tinyctl created", "Done:"} {
+	// The cluster's ranges, which internet egress excludes, come from the
+	// node's spec.podCIDR and the ServiceCIDR the API server made.
+	for _, want := range []string{"Cluster network (found in the cluster): pods " + localnode.PodCIDR + ", Services 10.0.0.0/24",
+		"Release/tinyctl-system/nats created", "Release/tinyctl-system/collector created", "Release/tinyctl-system/tinyctl created", "Done:"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("install output lacks %q:\n%s", want, r)
 		}
@@ -90,6 +92,12 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 	podsReady(t, runtimeNS, "app.kubernetes.io/name=nats", 1, time.Minute)
 	podsReady(t, runtimeNS, "app.kubernetes.io/name=collector", 1, time.Minute)
 	controllers := podsReady(t, runtimeNS, "app.kubernetes.io/name=tinyctl", 2, time.Minute)
+	args := strings.Join(controllers[0].Spec.Containers[0].Args, " ")
+	for _, want := range []string{"--pod-cidrs=" + localnode.PodCIDR, "--service-cidrs=10.0.0.0/24"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("controller args lack %s: %s", want, args)
+		}
+	}
 
 	// A second install changes nothing.
 	r = u.ok(3*time.Minute, "install")
