@@ -168,3 +168,19 @@ func TestNATSConfigFleetHub(t *testing.T) {
 		t.Errorf("hub and member at once: %v, want refused", err)
 	}
 }
+
+// TestNATSConfigMaxPayload: maxPayload reaches the server (it bounds the
+// control account's JWT in jwt mode); unset, the server keeps its 1 MB.
+func TestNATSConfigMaxPayload(t *testing.T) {
+	t.Setenv("SERVER_NAME", "nats-0")
+	for _, c := range []struct {
+		value string
+		want  int32
+	}{{"", 0}, {"8MB", 8 << 20}} {
+		opts, err := server.ProcessConfigFile(natsConf(t, map[string]any{"auth": map[string]any{"mode": "none"}, "maxPayload": c.value}))
+		testMust(t, err)
+		if opts.MaxPayload != c.want {
+			t.Errorf("maxPayload %q: server max_payload %d, want %d", c.value, opts.MaxPayload, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/nats-io/jwt/v2"
@@ -19,7 +20,14 @@ const (
 // resolver) through nc, a connection of the system account (Claims). The
 // server answers once every resolver of the cluster has it, or with why
 // not. It fails when no resolver answers or one refuses the JWT.
+// ErrAccountTooLarge means an account JWT does not fit in one message of
+// the broker (its max_payload, 1 MB by default).
+var ErrAccountTooLarge = errors.New("account JWT larger than a message may be")
+
 func PushAccount(ctx context.Context, nc *nats.Conn, token string) error {
+	if max := nc.MaxPayload(); max > 0 && int64(len(token)) > max {
+		return fmt.Errorf("identity: push account: %w: the JWT is %d bytes, the broker's max_payload %d", ErrAccountTooLarge, len(token), max)
+	}
 	m, err := nc.RequestWithContext(ctx, claimsUpdateSubject, []byte(token))
 	if err != nil {
 		return fmt.Errorf("identity: push account: %w", err)

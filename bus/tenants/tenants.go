@@ -9,6 +9,7 @@ package tenants
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -101,6 +102,10 @@ func (m *Manager) Ensure(ctx context.Context, ns string) (identity.Namespace, er
 	}
 	next := append(slices.Clone(m.imported), ns)
 	if err := m.push(ctx, m.issuer.ControlClaims(next)); err != nil {
+		if errors.Is(err, identity.ErrAccountTooLarge) {
+			err = fmt.Errorf("%w; the control account imports the JetStream API of each of the %d namespaces with accounts "+
+				"(about 2.3 KB each): raise the broker's max_payload (the nats chart's maxPayload) to manage more", err, len(next))
+		}
 		return n, fmt.Errorf("namespace %s: %w", ns, err)
 	}
 	m.imported = next
