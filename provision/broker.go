@@ -61,6 +61,9 @@ func (p *Provisioner) InstallBroker(ctx context.Context, values map[string]any) 
 		if err != nil {
 			return out, err
 		}
+		if values, err = p.withLeafAccount(ctx, values); err != nil {
+			return out, err
+		}
 	}
 	res, routes, err := p.ensureRoutesCertificate(ctx, values)
 	if routes {
@@ -186,4 +189,26 @@ func (p *Provisioner) BrokerURL(ctx context.Context) (string, error) {
 func (p *Provisioner) brokerEndpoint() *url.URL {
 	host := brokerService + "." + p.opts.Namespace + ".svc:" + strconv.Itoa(render.DefaultNATSClientPort)
 	return &url.URL{Scheme: "nats", Host: host}
+}
+
+// withLeafAccount binds a fleet member's leafnode to the control account
+// (fleet.localAccount): in operator mode a remote names the local account
+// it joins, and the control account is where the controller mirrors the
+// hub's specs and the hub sources status from. Values without hubURLs, or
+// that name the account already, are returned as they are.
+func (p *Provisioner) withLeafAccount(ctx context.Context, values map[string]any) (map[string]any, error) {
+	if hubs, _ := nested(values, "fleet", "hubURLs"); hubs == nil {
+		return values, nil
+	}
+	if acc, _ := nestedString(values, "", "fleet", "localAccount"); acc != "" {
+		return values, nil
+	}
+	data, found, err := p.readSecret(ctx, keyring.SignerSecret)
+	if err != nil {
+		return nil, err
+	}
+	if !found || len(data[keyring.SignerAccountKey]) == 0 {
+		return nil, fmt.Errorf("Secret %s/%s holds no %s: cannot bind the leafnode to the control account", p.opts.Namespace, keyring.SignerSecret, keyring.SignerAccountKey)
+	}
+	return mergeValues(values, map[string]any{"fleet": map[string]any{"localAccount": string(data[keyring.SignerAccountKey])}}), nil
 }
