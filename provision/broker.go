@@ -208,7 +208,7 @@ func (p *Provisioner) withLeafAccount(ctx context.Context, values map[string]any
 		return nil, err
 	}
 	if !found || len(data[keyring.SignerAccountKey]) == 0 {
-		return nil, fmt.Errorf("Secret %s/%s holds no %s: cannot bind the leafnode to the control account", p.opts.Namespace, keyring.SignerSecret, keyring.SignerAccountKey)
+		return nil, fmt.Errorf("cannot bind the leafnode to the control account: Secret %s/%s holds no %s", p.opts.Namespace, keyring.SignerSecret, keyring.SignerAccountKey)
 	}
 	return mergeValues(values, map[string]any{"fleet": map[string]any{"localAccount": string(data[keyring.SignerAccountKey])}}), nil
 }
