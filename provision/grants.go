@@ -16,7 +16,7 @@ import (
 // with a RoleBinding in each namespace of grantNamespaces, so install
 // lists the namespaces that exist and leaves out denyNamespaces and the
 // runtime's own. A namespace made later is not granted until install runs
-// again; its components wait (reason Forbidden) meanwhile. With
+// again; its components wait (reason PermissionDenied) meanwhile. With
 // createNamespaces the chart binds cluster-wide instead (the controller
 // must act in namespaces that do not exist yet), and values are returned
 // as they are, as they are for a namespaced controller.

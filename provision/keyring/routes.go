@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -101,9 +102,12 @@ func NewRoutesCertificate(names []string, now time.Time) (map[string][]byte, err
 }
 
 // RoutesCertificateCovers reports whether the routes Secret data holds a
-// certificate that is valid at now for every one of names and signed by
-// the CA beside it.
+// certificate that is valid at now for every one of names, signed by the
+// CA beside it, with its private key.
 func RoutesCertificateCovers(data map[string][]byte, names []string, now time.Time) error {
+	if _, err := tls.X509KeyPair(data[RoutesCertKey], data[RoutesKeyKey]); err != nil {
+		return fmt.Errorf("%s and %s: %w", RoutesCertKey, RoutesKeyKey, err)
+	}
 	block, _ := pem.Decode(data[RoutesCertKey])
 	if block == nil {
 		return fmt.Errorf("no PEM certificate under %s", RoutesCertKey)
