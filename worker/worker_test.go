@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,8 +67,10 @@ func TestDrainLetsRunningJobsFinishAndPullsNoMore(t *testing.T) {
 	t.Parallel()
 	q := newQueue(t, 30*time.Second)
 	finish := make(chan struct{})
+	var started atomic.Int32
 	rec := &record{}
 	sv := q.serve(t, func(ctx context.Context, job *worker.Job) error {
+		started.Add(1)
 		<-finish
 		rec.add(job)
 		return nil
@@ -75,6 +78,14 @@ func TestDrainLetsRunningJobsFinishAndPullsNoMore(t *testing.T) {
 	for i := range 5 {
 		q.publish(t, fmt.Sprint(i), nil)
 	}
+	// Three handlers run (a job delivered but not yet started when the
+	// drain begins is handed back instead, by design).
+	testenv.Eventually(t, 5*time.Second, func() error {
+		if n := started.Load(); n != 3 {
+			return fmt.Errorf("%d handlers started, want 3 (MaxInFlight)", n)
+		}
+		return nil
+	})
 	testenv.Eventually(t, 5*time.Second, func() error {
 		if _, ci := q.state(t); ci.NumAckPending != 3 || ci.NumPending != 2 {
 			return fmt.Errorf("%d jobs delivered and unacked, %d waiting; want 3 (MaxInFlight) and 2", ci.NumAckPending, ci.NumPending)
