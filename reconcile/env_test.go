@@ -60,6 +60,8 @@ type env struct {
 	kubeConfig *rest.Config
 	obs        reconcile.Observer
 	minter     reconcile.Minter
+	// specsOf, when set, wraps the spec bucket the controller reads.
+	specsOf func(reconcile.Specs) reconcile.Specs
 	ctrl       *reconcile.Controller
 	stop       context.CancelFunc
 	done       chan error
@@ -112,6 +114,9 @@ func (e *env) start() {
 	}
 	deps.Observer = e.obs
 	deps.Minter = e.minter
+	if e.specsOf != nil {
+		deps.Specs = e.specsOf(deps.Specs)
+	}
 	e.ctrl = reconcile.New(e.cfg, deps)
 	ctx, cancel := context.WithCancel(context.Background())
 	ctx = zerolog.New(zerolog.NewTestWriter(e.t)).Level(logLevel()).WithContext(ctx)

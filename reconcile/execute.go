@@ -13,6 +13,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -137,12 +138,18 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 // guard re-reads the key's latest revision from the bucket: when it is no
 // longer rev (a newer put, or a delete that landed mid-reconcile; for a
 // removal, a put that re-created the key), nothing is written and the
-// newer entry wins.
+// newer entry wins. A read older than rev came from a replica still
+// catching up (a direct get is answered by any replica of a clustered
+// bucket): it says nothing about what is newer, so the step is retried
+// rather than taking an older put for a re-creation and dropping a delete.
 func (c *Controller) guard(ctx context.Context, key string, rev uint64, removing bool) error {
 	latest, found, err := c.deps.Specs.Latest(ctx, key)
 	switch {
 	case err != nil:
 		return stepError("read latest revision", err)
+	case found && latest.Revision < rev:
+		return stepError("read latest revision", &bus.TransientError{Op: "get " + key,
+			Err: fmt.Errorf("a replica behind the watch answered with revision %d, older than revision %d", latest.Revision, rev)})
 	case removing && found && !latest.Deleted:
 		return errSuperseded
 	case !removing && (!found || latest.Deleted || latest.Revision != rev):

@@ -2,12 +2,15 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/tinyctl/tinyctl/api/defaults"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -142,4 +145,56 @@ func TestRecreatedEmptyBucketDeletesNothing(t *testing.T) {
 			t.Errorf("%s: stream deleted", n)
 		}
 	}
+}
+
+// staleReplica answers the guard's read of a deleted key with the put
+// before the delete, as a replica of a clustered bucket still catching up
+// does, for its first stale reads.
+type staleReplica struct {
+	reconcile.Specs
+	mu      sync.Mutex
+	puts    map[string]reconcile.Entry
+	stale   int
+	answers int
+}
+
+func (s *staleReplica) Latest(ctx context.Context, key string) (reconcile.Entry, bool, error) {
+	e, found, err := s.Specs.Latest(ctx, key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case err != nil || !found:
+	case !e.Deleted:
+		s.puts[key] = e
+	case s.stale > 0 && s.puts[key].Revision != 0:
+		s.stale--
+		s.answers++
+		return s.puts[key], true, nil
+	}
+	return e, found, err
+}
+
+func TestAStaleReadDoesNotDropADelete(t *testing.T) {
+	e := newEnv(t, reconcile.Config{})
+	stale := &staleReplica{puts: map[string]reconcile.Entry{}, stale: 3}
+	e.specsOf = func(s reconcile.Specs) reconcile.Specs { stale.Specs = s; return stale }
+	e.start()
+	comp := e.component("lagging")
+	e.publish(comp)
+	e.waitFor(deployments, "lagging", func(*unstructured.Unstructured) error { return nil })
+	if err := e.specs.Delete(context.Background(), api.KeyOf(defaults.Apply(comp)), 0); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, func() error {
+		if e.get(deployments, "lagging") != nil || e.get(networkPolicies, "lagging") != nil {
+			return errors.New("the deleted component's Deployment or NetworkPolicy is still there")
+		}
+		return nil
+	})
+	stale.mu.Lock()
+	defer stale.mu.Unlock()
+	if stale.answers == 0 {
+		t.Fatal("no read was answered stale: the test checked nothing")
+	}
+	t.Logf("%d reads answered with the put before the delete", stale.answers)
 }

@@ -14,18 +14,16 @@ import (
 
 // TestATenantFillsOnlyItsOwnQuota: on an install whose controller gives
 // each namespace a 3 MiB store (--tenant-store) and caps each stream at
-// 2 MiB, a producer of namespace a fills its two streams until the broker
-// refuses: a's streams hold no more than its quota together, the second
-// one is refused below its own cap (the account's quota acted, not the
-// stream's), and namespace b's producer still queues its jobs.
+// 2 MiB, namespace a's first stream reserves 2 MiB of its quota; its
+// second component cannot reserve another 2 MiB and waits, its status
+// saying why; a's producer fills the first stream until the broker
+// refuses at the stream's cap; and namespace b, whose quota is its own,
+// still gets its stream and queues its jobs.
 func TestATenantFillsOnlyItsOwnQuota(t *testing.T) {
 	a, b := kube.RestrictedNamespace(t), kube.RestrictedNamespace(t)
 	const quota, streamCap, job = 3 << 20, 2 << 20, 100 << 10
 	in := installWithJWT(t, a+","+b, fmt.Sprintf("--tenant-store=%d", quota), fmt.Sprintf("--stream-max-bytes=%d", streamCap))
 	pub := in.publisher
-	pub.must("apply", "-f", pub.file("a1.yaml", componentYAML(a, "one", a+".one.>", "")))
-	pub.must("apply", "-f", pub.file("a2.yaml", componentYAML(a, "two", a+".two.>", "")))
-	pub.must("apply", "-f", pub.file("b.yaml", componentYAML(b, "billing", b+".bill.>", "")))
 	obs := observeControl(t, in, true)
 	streamBytes := func(ns, name string) (uint64, error) {
 		s, err := obs.nsJS(t, ns).Stream(testenv.Ctx(t, 10*time.Second), render.StreamName(ns, name))
@@ -34,39 +32,42 @@ func TestATenantFillsOnlyItsOwnQuota(t *testing.T) {
 		}
 		return s.CachedInfo().State.Bytes, nil
 	}
-	for _, c := range [][2]string{{a, "one"}, {a, "two"}, {b, "billing"}} {
-		testenv.Eventually(t, 30*time.Second, func() error { _, err := streamBytes(c[0], c[1]); return err })
+	waitStream := func(ns, name string) {
+		t.Helper()
+		testenv.Eventually(t, 30*time.Second, func() error { _, err := streamBytes(ns, name); return err })
+	}
+	// One at a time: nats-server checks a stream's reservation against
+	// the account's quota without serialising two creations at once.
+	pub.must("apply", "-f", pub.file("a1.yaml", componentYAML(a, "one", a+".one.>", "")))
+	waitStream(a, "one")
+	pub.must("apply", "-f", pub.file("a2.yaml", componentYAML(a, "two", a+".two.>", "")))
+	pub.must("apply", "-f", pub.file("b.yaml", componentYAML(b, "billing", b+".bill.>", "")))
+	waitStream(b, "billing")
+	testenv.Eventually(t, 30*time.Second, func() error {
+		r := pub.run("status", "two", "-n", a, "-o", "json")
+		if !strings.Contains(r.stdout, "insufficient storage resources") || !strings.Contains(r.stdout, `"Retrying"`) {
+			return fmt.Errorf("status of %s.two does not say why it waits: %s", a, r)
+		}
+		return nil
+	})
+	if _, err := streamBytes(a, "two"); err == nil {
+		t.Errorf("%s's second stream exists although its cap does not fit the rest of the quota", a)
 	}
 
 	pa, err := jetstream.New(in.producer(a, a+".>"))
 	testenv.Must(t, err)
 	body := make([]byte, job)
-	fill := func(subject string) (stored int, refusal error) {
-		for stored < 100 {
-			if _, err := pa.Publish(testenv.Ctx(t, 10*time.Second), subject, body); err != nil {
-				return stored, err
-			}
-			stored++
-		}
-		return stored, nil
+	stored, refusal := 0, error(nil)
+	for ; stored < 100 && refusal == nil; stored++ {
+		_, refusal = pa.Publish(testenv.Ctx(t, 10*time.Second), a+".one.job", body)
 	}
-	n1, err1 := fill(a + ".one.job")
-	n2, err2 := fill(a + ".two.job")
-	b1, _ := streamBytes(a, "one")
-	b2, _ := streamBytes(a, "two")
-	t.Logf("a's first stream took %d jobs (%d bytes) then: %v; its second %d (%d bytes) then: %v", n1, b1, err1, n2, b2, err2)
-	if err1 == nil || err2 == nil {
-		t.Fatalf("a published %d and %d jobs of %d bytes without a refusal", n1, n2, job)
+	held, _ := streamBytes(a, "one")
+	t.Logf("a's stream took %d jobs (%d bytes) then: %v", stored-1, held, refusal)
+	if refusal == nil || held == 0 {
+		t.Fatalf("a published %d jobs of %d bytes (%d held) without a refusal", stored, job, held)
 	}
-	if n2 == 0 {
-		t.Fatal("a's second stream took nothing: the check below would compare nothing")
-	}
-	if b1+b2 > quota {
-		t.Errorf("a's streams hold %d bytes together, above its quota of %d", b1+b2, quota)
-	}
-	// Refused while the stream itself had room, by the account's quota.
-	if b2+job > streamCap || !strings.Contains(err2.Error(), "resource limits exceeded for account") {
-		t.Errorf("a's second stream was refused at %d bytes (cap %d) with %v: want the account's quota below the stream's cap", b2, streamCap, err2)
+	if held > streamCap || held+job <= streamCap || !strings.Contains(refusal.Error(), "maximum bytes exceeded") {
+		t.Errorf("a's stream was refused at %d bytes (cap %d) with %v: want the stream's cap", held, streamCap, refusal)
 	}
 
 	pb, err := jetstream.New(in.producer(b, b+".bill.>"))
