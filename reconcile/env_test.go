@@ -62,9 +62,9 @@ type env struct {
 	minter     reconcile.Minter
 	// specsOf, when set, wraps the spec bucket the controller reads.
 	specsOf func(reconcile.Specs) reconcile.Specs
-	ctrl       *reconcile.Controller
-	stop       context.CancelFunc
-	done       chan error
+	ctrl    *reconcile.Controller
+	stop    context.CancelFunc
+	done    chan error
 }
 
 func newEnv(t testing.TB, cfg reconcile.Config) *env {
