@@ -153,6 +153,21 @@ func IsTransientAPIError(e *jetstream.APIError) bool {
 	return IsAPIError(e, transientAPIErrors...)
 }
 
+// IsOutOfRoom reports a JetStream refusal for lack of room: the server's
+// store or memory, or the account's quota, cannot hold what was asked (a
+// stream's byte limit is set aside from both when the stream is created),
+// or the account got no JetStream at all because its quota did not fit
+// the server. It frees up when other streams shrink or go.
+func IsOutOfRoom(err error) bool {
+	if errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+		return true
+	}
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && IsAPIError(apiErr, server.JSStorageResourcesExceededErr,
+		server.JSMemoryResourcesExceededErr, server.JSAccountResourcesExceededErr,
+		server.JSInsufficientResourcesErr, server.JSNotEnabledForAccountErr)
+}
+
 // IsAPIError reports whether e carries the error code of one of ids, the
 // server's names for its JetStream errors.
 func IsAPIError(e *jetstream.APIError, ids ...server.ErrorIdentifier) bool {

@@ -14,6 +14,7 @@ import (
 const (
 	claimsUpdateSubject = "$SYS.REQ.CLAIMS.UPDATE"
 	claimsLookupSubject = "$SYS.REQ.ACCOUNT.%s.CLAIMS.LOOKUP"
+	accountInfoSubject  = "$SYS.REQ.ACCOUNT.%s.INFO"
 )
 
 // PushAccount stores a signed account JWT in the broker's resolver (a full
@@ -82,4 +83,36 @@ func ImportedNamespaces(c *jwt.AccountClaims) []string {
 		}
 	}
 	return out
+}
+
+// ErrAccountNotLoaded means the server has not loaded the account from
+// its resolver yet (it does on the account's first use) and cannot say.
+var ErrAccountNotLoaded = errors.New("account not loaded by the server")
+
+// AccountHasJetStream asks the server whether account has JetStream. It
+// has not when the server could not set the account's JetStream quota
+// aside (a single server refuses quotas that together exceed its store);
+// the account's streams then cannot be created, and requests to its
+// JetStream API find no responder. Asking loads the account from the
+// resolver if the server had not yet.
+func AccountHasJetStream(ctx context.Context, nc *nats.Conn, account string) (bool, error) {
+	m, err := nc.RequestWithContext(ctx, fmt.Sprintf(accountInfoSubject, account), nil)
+	if err != nil {
+		return false, fmt.Errorf("identity: account %s info: %w", account, err)
+	}
+	var resp struct {
+		Data struct {
+			JetStream bool `json:"jetstream_enabled"`
+		} `json:"data"`
+		Error *struct {
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return false, fmt.Errorf("identity: account %s info: %w", account, err)
+	}
+	if resp.Error != nil {
+		return false, fmt.Errorf("identity: account %s info: %w (%s)", account, ErrAccountNotLoaded, resp.Error.Description)
+	}
+	return resp.Data.JetStream, nil
 }

@@ -72,11 +72,13 @@ func ScopeOf(creds []byte) (string, error) {
 	return "", nil
 }
 
-// Claims may push account JWTs into the broker's resolver: the system
-// account's claims-update requests, nothing else. The controller holds it
-// to create namespaces' accounts.
+// Claims may push account JWTs into the broker's resolver and read them
+// back, and ask whether an account got JetStream: the system account's
+// claims-update, claims-lookup and account-info requests, nothing else.
+// The controller holds it to create namespaces' accounts.
 func Claims() Permissions {
-	return Permissions{Publish: []string{claimsUpdateSubject, "$SYS.REQ.ACCOUNT.*.CLAIMS.LOOKUP"}, Subscribe: []string{"_INBOX.>"}}
+	return Permissions{Publish: []string{claimsUpdateSubject, "$SYS.REQ.ACCOUNT.*.CLAIMS.LOOKUP", "$SYS.REQ.ACCOUNT.*.INFO"},
+		Subscribe: []string{"_INBOX.>"}}
 }
 
 // Producer may publish jobs to subjects (a namespace's job subjects) and

@@ -2,7 +2,9 @@ package reconcile_test
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -13,14 +15,15 @@ import (
 )
 
 // TestAFullJetStreamIsRetriedUntilThereIsRoom: while the broker has no
-// storage left for a component's stream, the component is retried (Ready
-// False, reason Retrying, not Stalled); once room is made, it becomes
-// Ready at the same revision, with nothing republished.
+// room for the byte limit a component's stream asks for, the component
+// waits (Ready False, reason InsufficientStorage, not Stalled) with a
+// message naming the limit and what to change; once room is made, it
+// becomes Ready at the same revision, with nothing republished.
 func TestAFullJetStreamIsRetriedUntilThereIsRoom(t *testing.T) {
-	e := newEnv(t, reconcile.Config{})
+	e := newEnv(t, reconcile.Config{Recheck: time.Second})
 	ctx := context.Background()
-	// A stream reserves its byte limit from the server's store: this one
-	// leaves 16 MiB.
+	// A stream sets its byte limit aside from the server's store: this
+	// one leaves 16 MiB.
 	room := e.nats.Server().JetStreamConfig().MaxStore
 	_, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "hog", Subjects: []string{"hog.>"}, MaxBytes: room - 16<<20})
 	testenv.Must(t, err)
@@ -29,8 +32,12 @@ func TestAFullJetStreamIsRetriedUntilThereIsRoom(t *testing.T) {
 	rev := e.publish(e.component("roomy", func(c *api.Component) { c.Spec.Jobs.Stream.MaxBytes = 32 << 20 }))
 	rec := e.waitStatus("roomy", api.ConditionReady, "False", rev)
 	r, _ := condition(rec.Conditions, api.ConditionReady)
-	if r.Reason != reasons.Retrying {
-		t.Errorf("Ready = %+v, want reason Retrying while storage is exhausted", r)
+	if r.Reason != reasons.InsufficientStorage || !strings.Contains(r.Message, "byte limit of 33554432 (spec.jobs.stream.maxBytes)") ||
+		!strings.Contains(r.Message, "max_file_store") {
+		t.Errorf("Ready = %+v, want reason InsufficientStorage naming the stream's byte limit and the store", r)
+	}
+	if s, _ := condition(rec.Conditions, api.ConditionStalled); s.Status == "True" {
+		t.Errorf("Stalled = %+v while waiting for room", s)
 	}
 	testenv.Must(t, e.js.DeleteStream(ctx, "hog"))
 	e.waitStatus("roomy", api.ConditionReady, "True", rev)

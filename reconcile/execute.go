@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -203,7 +204,7 @@ func (c *Controller) tenant(ctx context.Context, ns string) (Minter, error) {
 		return err
 	})
 	if err != nil {
-		return nil, stepError("accounts of namespace "+ns, err)
+		return nil, stepError("accounts of namespace "+ns, withRoomRemedy(err, jetstream.StreamConfig{}))
 	}
 	return m, nil
 }
@@ -214,7 +215,7 @@ func (c *Controller) ensureStream(ctx context.Context, ns string, objs render.Ob
 	return c.fenced(ctx, func(ctx context.Context) error {
 		s, cons, err := c.deps.Streams.Ensure(ctx, ns, objs.Stream, objs.Consumer, fresh)
 		if err != nil {
-			return stepError("stream "+objs.Stream.Name, err)
+			return stepError("stream "+objs.Stream.Name, withRoomRemedy(err, objs.Stream))
 		}
 		if s != api.Unchanged || cons != api.Unchanged {
 			zerolog.Ctx(ctx).Info().Str("stream", string(s)).Str("consumer", string(cons)).

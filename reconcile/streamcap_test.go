@@ -11,18 +11,17 @@ import (
 )
 
 // TestStreamsAreBoundedByTheClusterCaps: a component that sets no stream
-// limits gets the cluster's caps (1 GiB and a million messages by
-// default), so no stream can fill the broker's store shared with the
-// lease and spec buckets; a spec may ask for less, and asking for more
-// than a cluster allows stalls the revision with a message naming the
-// cap.
+// limits gets no byte limit (nothing set aside from the broker's store or
+// its namespace's quota) and the cluster's message cap (a million by
+// default); a spec may ask for a byte limit up to the cluster's cap, and
+// asking for more stalls the revision with a message naming the cap.
 func TestStreamsAreBoundedByTheClusterCaps(t *testing.T) {
 	e := newEnv(t, reconcile.Config{})
 	e.start()
 	rev := e.publish(e.component("capped"))
 	e.waitStatus("capped", api.ConditionReady, "True", rev)
-	if s := e.stream("capped"); s.Config.MaxBytes != 64<<20 || s.Config.MaxMsgs != 1_000_000 {
-		t.Errorf("stream of a component without limits: MaxBytes %d, MaxMsgs %d; want the default caps 64 MiB and 1000000",
+	if s := e.stream("capped"); s.Config.MaxBytes != -1 || s.Config.MaxMsgs != 1_000_000 {
+		t.Errorf("stream of a component without limits: MaxBytes %d, MaxMsgs %d; want no byte limit and 1000000 messages",
 			s.Config.MaxBytes, s.Config.MaxMsgs)
 	}
 	e.halt()

@@ -18,18 +18,22 @@ const (
 	MaxStreamReplicas = 5
 )
 
-// StreamLimits cap the size of every component's stream, which shares the
-// broker's store with the spec, status and lease buckets, and give the
-// replicas of a stream whose spec sets none. A component that
-// sets no limit gets the cap; one that sets a lower limit keeps it; one
-// that asks for more than the cap is refused (api.ErrInvalid). -1 means no
-// cap; zero fields take the defaults.
+// StreamLimits cap the size of every component's stream and give the
+// replicas of a stream whose spec sets none. A spec may ask for a limit up
+// to the cap; one that asks for more is refused (api.ErrInvalid). -1 means
+// no cap; zero fields take the defaults.
 //
-// nats-server sets aside each stream's byte limit from its max_file_store
-// (or max_memory_store) when the stream is created, so the broker holds at
-// most store / MaxBytes streams at their caps.
+// A file stream whose spec asks for no byte limit gets none. nats-server
+// sets a stream's byte limit aside from its store and from its account's
+// quota when the stream is created, full or empty, so a default byte limit
+// would decide how many components fit (64 MiB each: 140 in the chart's
+// 9 GiB store, 16 in a namespace's 1 GiB quota). Such a stream is bounded
+// instead by its namespace's quota (the account's JetStream limit, on a
+// broker with accounts per namespace), the messages cap and its maxAge.
+// A memory stream, opt-in and drawing on RAM, gets the memory cap.
 type StreamLimits struct {
-	// MaxBytes caps file-backed streams (default 64 MiB).
+	// MaxBytes is the most a file-backed stream's spec may ask for
+	// (default 64 MiB); a spec that asks nothing gets no byte limit.
 	MaxBytes int64
 	// MaxMemoryBytes caps memory-backed streams (default 8 MiB).
 	MaxMemoryBytes int64
@@ -72,11 +76,13 @@ func capped(field string, spec, limit int64, flag string) (int64, error) {
 // streamLimits returns MaxBytes and MaxMsgs for a stream of the given
 // storage asking for maxBytes and maxMsgs (0: none), within l.
 func (l StreamLimits) streamLimits(storage jetstream.StorageType, maxBytes, maxMsgs int64) (int64, int64, error) {
-	byteCap, flag := l.MaxBytes, "--stream-max-bytes"
-	if storage == jetstream.MemoryStorage {
-		byteCap, flag = l.MaxMemoryBytes, "--stream-max-memory-bytes"
+	b, errB := capped("spec.jobs.stream.maxBytes", maxBytes, l.MaxBytes, "--stream-max-bytes")
+	if maxBytes <= 0 {
+		b = unlimited // nothing set aside; see StreamLimits
 	}
-	b, errB := capped("spec.jobs.stream.maxBytes", maxBytes, byteCap, flag)
+	if storage == jetstream.MemoryStorage {
+		b, errB = capped("spec.jobs.stream.maxBytes", maxBytes, l.MaxMemoryBytes, "--stream-max-memory-bytes")
+	}
 	m, errM := capped("spec.jobs.stream.maxMsgs", maxMsgs, l.MaxMsgs, "--stream-max-msgs")
 	return b, m, errors.Join(errB, errM)
 }

@@ -26,6 +26,9 @@ const (
 	NamespaceNotAllowed = "NamespaceNotAllowed"
 	// PermissionDenied: the API server or NATS refused the controller.
 	PermissionDenied = "PermissionDenied"
+	// InsufficientStorage: the broker or the namespace's quota has no
+	// room for the component's stream; re-checked every --recheck.
+	InsufficientStorage = "InsufficientStorage"
 	// ConsumerDrift: the durable consumer differs in a field that cannot
 	// be changed in place.
 	ConsumerDrift = "ConsumerDrift"

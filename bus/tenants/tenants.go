@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/identity"
 )
@@ -31,6 +33,9 @@ type Manager struct {
 	mu sync.Mutex
 	// pushed are the namespaces whose three accounts this process pushed.
 	pushed map[string]bool
+	// streaming are the namespaces whose jobs account the broker was seen
+	// to give JetStream.
+	streaming map[string]bool
 	// imported are the namespaces the control account imports, as the
 	// resolver held it at Load and as pushed since.
 	imported []string
@@ -47,7 +52,7 @@ type Options struct {
 // New returns a Manager that signs with issuer and pushes through claims, a
 // connection of a system-account user (identity.Claims).
 func New(issuer *identity.Issuer, claims *nats.Conn, opts Options) *Manager {
-	return &Manager{issuer: issuer, claims: claims, quota: opts.Quota, patterns: opts.Patterns, pushed: map[string]bool{}}
+	return &Manager{issuer: issuer, claims: claims, quota: opts.Quota, patterns: opts.Patterns, pushed: map[string]bool{}, streaming: map[string]bool{}}
 }
 
 // Load reads which namespaces the control account already imports, so a
@@ -97,6 +102,9 @@ func (m *Manager) Ensure(ctx context.Context, ns string) (identity.Namespace, er
 		}
 		m.pushed[ns] = true
 	}
+	if err := m.checkJetStream(ctx, n); err != nil {
+		return n, err
+	}
 	if slices.Contains(m.imported, ns) {
 		return n, nil
 	}
@@ -136,6 +144,34 @@ func (m *Manager) Verify(ctx context.Context) error {
 	}
 	return m.push(ctx, m.issuer.ControlClaims(m.imported))
 }
+
+// checkJetStream fails, with an error that is
+// jetstream.ErrJetStreamNotEnabledForAccount, when the broker did not give
+// n's jobs account JetStream (its quota did not fit the store), which
+// otherwise shows only as requests without a responder. An account the
+// broker has not loaded yet is asked again on the next call. A broker that
+// does not answer within askJetStreamFor (claims credentials minted before
+// they could ask) is not asked again: the namespace's streams then fail as
+// they would have.
+func (m *Manager) checkJetStream(ctx context.Context, n identity.Namespace) error {
+	if m.streaming[n.Name] {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, askJetStreamFor)
+	defer cancel()
+	ok, err := identity.AccountHasJetStream(ctx, m.claims, n.JobsAccount())
+	switch {
+	case errors.Is(err, identity.ErrAccountNotLoaded):
+		return nil // the first request to its API loads it; asked again next time
+	case !ok && err == nil:
+		return jetstream.ErrJetStreamNotEnabledForAccount
+	}
+	m.streaming[n.Name] = true
+	return nil
+}
+
+// askJetStreamFor bounds checkJetStream's question.
+const askJetStreamFor = 2 * time.Second
 
 // push stores claims in the resolver unless it holds the same already.
 func (m *Manager) push(ctx context.Context, c *jwt.AccountClaims) error {

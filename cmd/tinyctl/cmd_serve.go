@@ -128,7 +128,7 @@ func (f *serveFlags) addRenderFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.egressAllowMetadata, "egress-allow-metadata", false, "let a component's egress allow list name the link-local and cloud metadata ranges (169.254.0.0/16, fe80::/10, fd00:ec2::254/128; by default such a spec is refused)")
 	bind("egress-allow-metadata", "TINYCTL_EGRESS_ALLOW_METADATA")
 	caps := &f.cfg.Loop.Cluster.Streams
-	fs.Int64Var(&caps.MaxBytes, "stream-max-bytes", render.DefaultStreamMaxBytes, "cap on the bytes of each file-backed component stream; a spec may ask for less, not more (-1: no cap)")
+	fs.Int64Var(&caps.MaxBytes, "stream-max-bytes", render.DefaultStreamMaxBytes, "the most a component may ask for as spec.jobs.stream.maxBytes for a file-backed stream (-1: no cap); a component that asks nothing gets no byte limit and sets nothing aside, bounded by its namespace's quota (--tenant-store), --stream-max-msgs and its maxAge")
 	bind("stream-max-bytes", "TINYCTL_STREAM_MAX_BYTES")
 	fs.Int64Var(&caps.MaxMemoryBytes, "stream-max-memory-bytes", render.DefaultStreamMaxMemoryBytes, "cap on the bytes of each memory-backed component stream (-1: no cap)")
 	bind("stream-max-memory-bytes", "TINYCTL_STREAM_MAX_MEMORY_BYTES")

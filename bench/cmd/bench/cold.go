@@ -22,6 +22,8 @@ type coldResult struct {
 	// APF is what the API server's Priority and Fairness did with the
 	// controller's requests during the run.
 	APF apfStats `json:"apf"`
+	// Store is what the n components take in the broker at convergence.
+	Store storeUse `json:"store"`
 }
 
 // runFloor measures the floor for n components on a fresh env.
@@ -36,7 +38,11 @@ func (b *bench) runFloor(ctx context.Context, n, round int) (coldResult, error) 
 	if err != nil {
 		return coldResult{}, err
 	}
-	return coldResult{N: n, Round: round, Variant: "floor", Time: d}, e.verify(ctx, n)
+	r := coldResult{N: n, Round: round, Variant: "floor", Time: d}
+	if r.Store, err = e.storeUse(ctx); err != nil {
+		return r, err
+	}
+	return r, e.verify(ctx, n)
 }
 
 // runCold measures serve's cold convergence for n components on a fresh
@@ -100,6 +106,11 @@ func (b *bench) finishCold(ctx context.Context, e *env, p *proc, r *coldResult) 
 	if r.APF, err = e.apf(ctx); err != nil {
 		return err
 	}
+	if r.Store, err = e.storeUse(ctx); err != nil {
+		return err
+	}
+	b.logf("%s: store limit %d, set aside %d, accounted %d, on disk %d bytes", r.Variant,
+		r.Store.Limit, r.Store.Reserved, r.Store.Accounted, r.Store.OnDisk)
 	return e.verify(ctx, r.N)
 }
 

@@ -21,14 +21,6 @@ import (
 	"github.com/tinyctl/tinyctl/render"
 )
 
-// natsMaxStore is the embedded server's JetStream file store limit.
-// nats-server reserves each stream's byte cap (serve's default
-// --stream-max-bytes, 64 MiB) against it when the stream is created, so the
-// default limit (most of the free disk) would refuse streams long before
-// 10,000 of them; 1 TiB holds 16,384 at the cap. Only the reservation is
-// counted: the streams stay empty.
-const natsMaxStore = 1 << 40
-
 // benchNamespace holds every component of a run.
 const benchNamespace = "bench"
 
@@ -66,7 +58,7 @@ func newEnv(ctx context.Context, log io.Writer) (_ *env, err error) {
 		return nil, err
 	}
 	e.nats, err = bus.StartEmbedded(ctx, bus.EmbeddedConfig{ServerName: "bench", Port: -1,
-		StoreDir: filepath.Join(e.natsDir, "js"), MaxStore: natsMaxStore})
+		StoreDir: filepath.Join(e.natsDir, "js")}) // nats-server's default limits
 	if err != nil {
 		return nil, err
 	}
