@@ -26,7 +26,7 @@ type clusterFlag struct {
 }
 
 func (f *clusterFlag) addFlag(fs *pflag.FlagSet) {
-	def := "the settings of a default `tinyctl install`: a cluster named default, without labels, each worker with credentials of its own"
+	def := "the settings of a default tinyctl install: a cluster named default, without labels, each worker with credentials of its own"
 	if f.live {
 		def = "the live heartbeat of the cluster named default when NATS has one, else " + def
 	}

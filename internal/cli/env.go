@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/pflag"
 )
@@ -11,9 +12,11 @@ import (
 const envAnnotation = "tinyctl.io/env"
 
 // BindEnv makes the flag name of fs read the environment variable env when
-// the flag is not given (see ApplyEnv) and mentions env in its help text.
-// It panics if fs has no such flag, which is a programming error.
-func BindEnv(fs *pflag.FlagSet, name, env string) {
+// the flag is not given (see ApplyEnv), else the first of also that is set
+// (the nats CLI's own variables, for instance), and mentions them in its
+// help text. It panics if fs has no such flag, which is a programming
+// error.
+func BindEnv(fs *pflag.FlagSet, name, env string, also ...string) {
 	f := fs.Lookup(name)
 	if f == nil {
 		panic("cli: BindEnv: no flag --" + name)
@@ -21,13 +24,13 @@ func BindEnv(fs *pflag.FlagSet, name, env string) {
 	if f.Annotations == nil {
 		f.Annotations = map[string][]string{}
 	}
-	f.Annotations[envAnnotation] = []string{env}
-	f.Usage += " [$" + env + "]"
+	f.Annotations[envAnnotation] = append([]string{env}, also...)
+	f.Usage += " [$" + strings.Join(f.Annotations[envAnnotation], ", $") + "]"
 }
 
 // EnvOf returns the environment variable bound to f, or "".
 func EnvOf(f *pflag.Flag) string {
-	if v := f.Annotations[envAnnotation]; len(v) == 1 {
+	if v := f.Annotations[envAnnotation]; len(v) > 0 {
 		return v[0]
 	}
 	return ""
@@ -40,11 +43,15 @@ func EnvOf(f *pflag.Flag) string {
 func ApplyEnv(fs *pflag.FlagSet, getenv func(string) string) error {
 	var err error
 	fs.VisitAll(func(f *pflag.Flag) {
-		env := EnvOf(f)
-		if err != nil || env == "" || f.Changed {
+		if err != nil || f.Changed {
 			return
 		}
-		v := getenv(env)
+		env, v := "", ""
+		for _, env = range f.Annotations[envAnnotation] {
+			if v = getenv(env); v != "" {
+				break
+			}
+		}
 		if v == "" {
 			return
 		}

@@ -48,21 +48,24 @@ type natsFlag struct {
 	name, env, usage string
 	value            *string
 	def              string
+	// natsEnv is the nats CLI's variable for the same setting, read when
+	// env is not set.
+	natsEnv string
 }
 
 func (f *NATSFlags) stringFlags() []natsFlag {
 	return []natsFlag{
-		{"nats-url", "TINYCTL_NATS_URL", "NATS server URLs, comma-separated", &f.URL, DefaultNATSURL},
-		{"nats-token", "TINYCTL_NATS_TOKEN", "NATS authentication token", &f.Token, ""},
-		{"nats-user", "TINYCTL_NATS_USER", "NATS user name (with --nats-password)", &f.User, ""},
-		{"nats-password", "TINYCTL_NATS_PASSWORD", "NATS password", &f.Password, ""},
-		{"nats-nkey", "TINYCTL_NATS_NKEY", "file holding an nkey user seed", &f.NKey, ""},
-		{"nats-creds", "TINYCTL_NATS_CREDS", "NATS credentials file (user JWT and seed)", &f.Creds, ""},
-		{"nats-ca", "TINYCTL_NATS_CA", "PEM file of the CAs that sign the NATS server certificate", &f.CA, ""},
-		{"nats-cert", "TINYCTL_NATS_CERT", "client certificate for mutual TLS (with --nats-key)", &f.Cert, ""},
-		{"nats-key", "TINYCTL_NATS_KEY", "private key of --nats-cert", &f.Key, ""},
-		{"nats-context", "TINYCTL_NATS_CONTEXT", "nats CLI context to read connection settings from (default: the selected one; \"\" for none)", &f.Context, ""},
-		{"bucket", "TINYCTL_BUCKET", "JetStream KV bucket holding the component specs", &f.Bucket, specs.DefaultBucket},
+		{"nats-url", "TINYCTL_NATS_URL", "NATS server URLs, comma-separated", &f.URL, DefaultNATSURL, "NATS_URL"},
+		{"nats-token", "TINYCTL_NATS_TOKEN", "NATS authentication token", &f.Token, "", ""},
+		{"nats-user", "TINYCTL_NATS_USER", "NATS user name (with --nats-password)", &f.User, "", ""},
+		{"nats-password", "TINYCTL_NATS_PASSWORD", "NATS password", &f.Password, "", ""},
+		{"nats-nkey", "TINYCTL_NATS_NKEY", "file holding an nkey user seed", &f.NKey, "", ""},
+		{"nats-creds", "TINYCTL_NATS_CREDS", "NATS credentials file (user JWT and seed)", &f.Creds, "", ""},
+		{"nats-ca", "TINYCTL_NATS_CA", "PEM file of the CAs that sign the NATS server certificate", &f.CA, "", ""},
+		{"nats-cert", "TINYCTL_NATS_CERT", "client certificate for mutual TLS (with --nats-key)", &f.Cert, "", ""},
+		{"nats-key", "TINYCTL_NATS_KEY", "private key of --nats-cert", &f.Key, "", ""},
+		{"nats-context", "TINYCTL_NATS_CONTEXT", "nats CLI context to read connection settings from (default: the selected one; \"\" for none)", &f.Context, "", "NATS_CONTEXT"},
+		{"bucket", "TINYCTL_BUCKET", "JetStream KV bucket holding the component specs", &f.Bucket, specs.DefaultBucket, ""},
 	}
 }
 
@@ -72,7 +75,11 @@ func (f *NATSFlags) AddFlags(fs *pflag.FlagSet) {
 	f.fs = fs
 	for _, nf := range f.stringFlags() {
 		fs.StringVar(nf.value, nf.name, nf.def, nf.usage)
-		BindEnv(fs, nf.name, nf.env)
+		if nf.natsEnv != "" {
+			BindEnv(fs, nf.name, nf.env, nf.natsEnv)
+		} else {
+			BindEnv(fs, nf.name, nf.env)
+		}
 	}
 	fs.DurationVar(&f.RequestTimeout, "request-timeout", DefaultRequestTimeout,
 		"how long to wait for NATS and the Kubernetes API server; 0 waits forever")

@@ -75,6 +75,10 @@ func TestNATSConfigFromFlagsAndEnv(t *testing.T) {
 			bus.Config{URLs: []string{cli.DefaultNATSURL}, User: "u", Password: "p"}},
 		{"a flag beats env", environ{"HOME": empty["HOME"], "TINYCTL_NATS_URL": "nats://env:1"}, []string{"--nats-url", "nats://flag:1"},
 			bus.Config{URLs: []string{"nats://flag:1"}}},
+		{"the nats CLI's NATS_URL", environ{"HOME": empty["HOME"], "NATS_URL": "nats://natscli:1"}, nil,
+			bus.Config{URLs: []string{"nats://natscli:1"}}},
+		{"TINYCTL_NATS_URL beats NATS_URL", environ{"HOME": empty["HOME"], "NATS_URL": "nats://natscli:1", "TINYCTL_NATS_URL": "nats://env:1"}, nil,
+			bus.Config{URLs: []string{"nats://env:1"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,7 +181,7 @@ func TestApplyEnvNamesABadVariable(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), `environment variable TINYCTL_REQUEST_TIMEOUT="soon": invalid argument`) {
 		t.Errorf("err = %v", err)
 	}
-	if u := fs.Lookup("nats-url").Usage; !strings.HasSuffix(u, "[$TINYCTL_NATS_URL]") {
+	if u := fs.Lookup("nats-url").Usage; !strings.HasSuffix(u, "[$TINYCTL_NATS_URL, $NATS_URL]") {
 		t.Errorf("help text %q does not name the variable", u)
 	}
 }
