@@ -56,17 +56,39 @@ type Member struct {
 // ErrNotMember is returned by Leave for a cluster that has not joined.
 var ErrNotMember = errors.New("cluster is not a member of the fleet")
 
+// ErrTaken is returned by Join for a cluster name already gathered from
+// another JetStream domain, or a domain already gathered under another
+// name: two clusters sharing a name would have their records merged into
+// one row at the hub, and one domain under two names duplicated.
+var ErrTaken = errors.New("already a member under another domain or name")
+
 // Join makes the hub's status and heartbeat buckets (which must exist)
 // gather cluster's records from JetStream domain (default: the cluster's
 // name). Every key copied is rewritten on the hub to name cluster, so a
 // cluster cannot write another's status at the hub, whatever its broker
-// sends. Joining again with the same domain changes nothing; with another
-// domain it replaces the sources.
+// sends. Joining again with the same domain changes nothing. A name
+// already joined from another domain, or a domain already joined under
+// another name, is refused (ErrTaken): a cluster that moved leaves first.
 func Join(ctx context.Context, c *bus.Conn, b Buckets, cluster, domain string) error {
 	if err := checkName(cluster, domain); err != nil {
 		return err
 	}
 	domain = cmp.Or(domain, cluster)
+	members, err := Members(ctx, c, b)
+	if err != nil && !errors.Is(err, bus.ErrNotFound) {
+		return err
+	}
+	for _, m := range members {
+		switch {
+		case m.Cluster == cluster && m.Domain != domain:
+			return fmt.Errorf("fleet: join %s from domain %s: %w: %s is gathered from domain %s; two clusters cannot share a name "+
+				"(their records would merge into one row): name this one differently, or if %s moved, leave first (tinyctl fleet leave %s)",
+				cluster, domain, ErrTaken, cluster, m.Domain, cluster, cluster)
+		case m.Cluster != cluster && m.Domain == domain:
+			return fmt.Errorf("fleet: join %s from domain %s: %w: domain %s is gathered as cluster %s; each cluster's broker needs "+
+				"a JetStream domain of its own (its --cluster-name)", cluster, domain, ErrTaken, domain, m.Cluster)
+		}
+	}
 	for _, bucket := range []string{b.status(), b.heartbeat()} {
 		src := &jetstream.StreamSource{Name: "KV_" + bucket, Domain: domain,
 			SubjectTransforms: []jetstream.SubjectTransformConfig{b.transform(bucket, cluster)}}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,6 +127,21 @@ func TestClustersMirrorTheHubsSpecsAndTheHubGathersOnlyEachClustersOwnStatus(t *
 	}
 	if err := fleet.Join(ctx, hc, fleet.Buckets{}, "a.b", ""); err == nil {
 		t.Fatal("joined a cluster named a.b")
+	}
+
+	// A second cluster named us-1 (another broker, another domain), or a
+	// second name for us-1's domain, would merge or duplicate rows.
+	testenv.Must(t, fleet.Join(ctx, hc, fleet.Buckets{}, "us-1", "us-1")) // again: a no-op
+	for _, join := range [][2]string{{"us-1", "us-2"}, {"other", "us-1"}} {
+		err := fleet.Join(ctx, hc, fleet.Buckets{}, join[0], join[1])
+		if !errors.Is(err, fleet.ErrTaken) || !strings.Contains(err.Error(), "us-1") {
+			t.Errorf("join %s from domain %s: %v, want ErrTaken naming us-1", join[0], join[1], err)
+		}
+	}
+	members, err = fleet.Members(ctx, hc, fleet.Buckets{})
+	testenv.Must(t, err)
+	if len(members) != 1 || members[0].Cluster != "us-1" || members[0].Domain != "us-1" {
+		t.Fatalf("members after the refused joins: %+v", members)
 	}
 }
 
