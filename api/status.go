@@ -23,6 +23,13 @@ type Status struct {
 	// tell that its own identity changed, not the placement, and keeps
 	// the children (docs/fleet.md, "Unplacing").
 	ClusterLabels map[string]string `json:"clusterLabels,omitempty"`
+	// HeldSince is the first revision whose unplace this cluster held
+	// because it found the component's children without a status record
+	// of its own (a renamed cluster): it cannot tell which identity
+	// applied them, so every later revision that does not select the
+	// cluster is held too, until one selects it again or the controller
+	// runs with --accept-unplace.
+	HeldSince uint64 `json:"heldSince,omitempty"`
 	Conditions    []Condition       `json:"conditions,omitempty"`
 	Children      []Child           `json:"children,omitempty"`
 	// Error is the last reconcile error, empty when it succeeded.

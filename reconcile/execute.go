@@ -43,12 +43,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if errors.Is(err, errSuperseded) {
 		return nil
 	}
-	st := api.Status{Component: key, Cluster: c.cfg.Cluster.Name, ObservedRevision: p.rev,
-		ClusterLabels: c.cfg.ClusterLabels, Conditions: conditions(err), Children: kids}
-	if err != nil {
-		st.Error = err.Error()
-	}
-	if werr := c.writeStatus(ctx, st); werr != nil {
+	if werr := c.writeStatus(ctx, recordOf(in, p, kids, err)); werr != nil {
 		return errors.Join(err, werr)
 	}
 	return err

@@ -300,3 +300,65 @@ func applied(rev uint64, labels map[string]string) *api.Status {
 	return &api.Status{Component: "media.resizer", Cluster: "east", ObservedRevision: rev, ClusterLabels: labels,
 		Children: []api.Child{{Kind: "Deployment", Namespace: "media", Name: "resizer"}}}
 }
+
+// TestAHeldUnplaceOutlivesLaterRevisions follows one component through the
+// records a cluster writes: a hold is not undone by the revisions after it
+// (a routine image bump, an invalid revision), only by a placement that
+// selects the cluster or --accept-unplace.
+func TestAHeldUnplaceOutlivesLaterRevisions(t *testing.T) {
+	east := clusterID{name: "east", labels: map[string]string{"env": "prod"}}
+	dep, np := liveChild(deploymentKind, "media", "resizer"), liveChild(networkPolicyKind, "media", "resizer")
+	bump := func(v string) func(*api.Component) { return func(c *api.Component) { c.Spec.Image = "registry.example.com/acme/resizer:" + v } }
+	invalid := func(c *api.Component) { c.Spec.Image = "" }
+	type step struct {
+		name   string
+		value  []byte
+		accept bool
+		want   planKind
+	}
+	run := func(t *testing.T, prev *api.Status, steps []step) {
+		t.Helper()
+		for i, s := range steps {
+			in := input{key: "media.resizer", entry: specEntry{rev: uint64(10 + i), value: s.value}, cluster: east,
+				settings: render.Cluster{Name: "east"}, live: []child{dep, np}, prev: prev, acceptUnplace: s.accept}
+			p := decide(in)
+			if p.kind != s.want {
+				t.Fatalf("revision %d (%s): plan %s (%v), want %s", in.entry.rev, s.name, p.kind, p.err, s.want)
+			}
+			var st api.Status
+			switch p.kind {
+			case planHold:
+				st = heldStatus(in, p)
+			case planInvalid, planApply:
+				st = recordOf(in, p, nil, p.err)
+			default:
+				return
+			}
+			prev = &st
+		}
+	}
+	t.Run("a renamed cluster", func(t *testing.T) {
+		run(t, nil, []step{
+			{"first reconcile after the rename", spec(t, "media", "resizer", placedOn("east-old")), false, planHold},
+			{"an image bump, still placed on the old name", spec(t, "media", "resizer", placedOn("east-old"), bump("1.0.1")), false, planHold},
+			{"an invalid revision", spec(t, "media", "resizer", placedOn("east-old"), invalid), false, planInvalid},
+			{"the corrected revision", spec(t, "media", "resizer", placedOn("east-old"), bump("1.0.2")), false, planHold},
+			{"the operator confirms", spec(t, "media", "resizer", placedOn("east-old"), bump("1.0.3")), true, planUnplace},
+		})
+	})
+	t.Run("relabelled cluster", func(t *testing.T) {
+		dev := map[string]string{"env": "dev"}
+		run(t, applied(9, dev), []step{
+			{"an invalid revision", spec(t, "media", "resizer", selecting(dev), invalid), false, planInvalid},
+			{"the corrected revision, selecting the old labels", spec(t, "media", "resizer", selecting(dev), bump("1.0.1")), false, planHold},
+			{"an image bump", spec(t, "media", "resizer", selecting(dev), bump("1.0.2")), false, planHold},
+		})
+	})
+	t.Run("a renamed cluster that the placement selects again", func(t *testing.T) {
+		run(t, nil, []step{
+			{"first reconcile after the rename", spec(t, "media", "resizer", placedOn("east-old")), false, planHold},
+			{"placed on the new name", spec(t, "media", "resizer", placedOn("east-old", "east")), false, planApply},
+			{"moved away by the spec", spec(t, "media", "resizer", placedOn("west")), false, planUnplace},
+		})
+	})
+}

@@ -19,7 +19,9 @@ import (
 //   - a newer revision would still select the cluster under the labels it
 //     had when it applied (the status record keeps them);
 //   - children exist but this cluster has no status record for the
-//     component (a renamed cluster, a lost status bucket).
+//     component (a renamed cluster, a lost status bucket), and from then
+//     on for every revision (the record keeps HeldSince): which identity
+//     applied them is not known.
 func holdUnplace(in input, comp api.Component) error {
 	prev := in.prev
 	if prev == nil {
@@ -33,6 +35,13 @@ func holdUnplace(in input, comp api.Component) error {
 	}
 	if len(in.live) == 0 && len(prev.Children) == 0 {
 		return nil
+	}
+	if prev.HeldSince != 0 {
+		return withClass(Permanent, reasons.UnplaceHeld, fmt.Errorf(
+			"placement of revision %d does not select cluster %s%s, and the cluster has kept this component's children since revision %d, "+
+				"when it found them without a status record of its own (was the cluster renamed?): children kept; "+
+				"give the cluster its old name back, or restart the controller with --accept-unplace to remove them",
+			in.entry.rev, in.cluster.name, labelText(in.cluster.labels), prev.HeldSince))
 	}
 	was := prev.ClusterLabels
 	if was == nil {
@@ -64,7 +73,26 @@ func heldStatus(in input, p plan) api.Status {
 		ClusterLabels: in.cluster.labels}
 	if in.prev != nil {
 		st = *in.prev
+	} else {
+		st.HeldSince = p.rev
 	}
 	st.Error, st.Conditions = p.err.Error(), conditions(p.err)
+	return st
+}
+
+// recordOf is the status a reconcile of plan p (apply or invalid) writes,
+// with the children it manages and its error. An invalid revision applies
+// nothing, so its record keeps what the cluster last applied and under
+// which identity (labels, a held unplace): a later revision is judged
+// against that, not against labels that changed since.
+func recordOf(in input, p plan, kids []api.Child, err error) api.Status {
+	st := api.Status{Component: p.key, Cluster: in.cluster.name, ObservedRevision: p.rev,
+		ClusterLabels: in.cluster.labels, Conditions: conditions(err), Children: kids}
+	if p.kind == planInvalid && in.prev != nil {
+		st.ClusterLabels, st.HeldSince, st.Children = in.prev.ClusterLabels, in.prev.HeldSince, in.prev.Children
+	}
+	if err != nil {
+		st.Error = err.Error()
+	}
 	return st
 }
