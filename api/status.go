@@ -29,9 +29,9 @@ type Status struct {
 	// applied them, so every later revision that does not select the
 	// cluster is held too, until one selects it again or the controller
 	// runs with --accept-unplace.
-	HeldSince uint64 `json:"heldSince,omitempty"`
-	Conditions    []Condition       `json:"conditions,omitempty"`
-	Children      []Child           `json:"children,omitempty"`
+	HeldSince  uint64      `json:"heldSince,omitempty"`
+	Conditions []Condition `json:"conditions,omitempty"`
+	Children   []Child     `json:"children,omitempty"`
 	// Error is the last reconcile error, empty when it succeeded.
 	Error     string    `json:"error,omitempty"`
 	UpdatedAt time.Time `json:"updatedAt"`

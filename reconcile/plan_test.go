@@ -308,7 +308,9 @@ func applied(rev uint64, labels map[string]string) *api.Status {
 func TestAHeldUnplaceOutlivesLaterRevisions(t *testing.T) {
 	east := clusterID{name: "east", labels: map[string]string{"env": "prod"}}
 	dep, np := liveChild(deploymentKind, "media", "resizer"), liveChild(networkPolicyKind, "media", "resizer")
-	bump := func(v string) func(*api.Component) { return func(c *api.Component) { c.Spec.Image = "registry.example.com/acme/resizer:" + v } }
+	bump := func(v string) func(*api.Component) {
+		return func(c *api.Component) { c.Spec.Image = "registry.example.com/acme/resizer:" + v }
+	}
 	invalid := func(c *api.Component) { c.Spec.Image = "" }
 	type step struct {
 		name   string
