@@ -22,7 +22,11 @@ type Entry struct {
 	Revision uint64
 	// Deleted marks a delete or purge marker; Value is empty then.
 	Deleted bool
-	Value   []byte
+	// Purged marks a purge marker: the key's history is gone with it, so
+	// the stream is kept whatever the last value said (as a controller
+	// that starts after the purge, reading the history, would decide).
+	Purged bool
+	Value  []byte
 }
 
 // Event is one item of a spec watch: an Entry, or, with Synced set and

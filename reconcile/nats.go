@@ -64,7 +64,7 @@ func (n natsSpecs) Incarnation(ctx context.Context) (time.Time, error) {
 }
 
 func entryOf(e kv.Entry) Entry {
-	return Entry{Key: e.Key, Revision: e.Revision, Deleted: e.Op != kv.OpPut, Value: e.Value}
+	return Entry{Key: e.Key, Revision: e.Revision, Deleted: e.Op != kv.OpPut, Purged: e.Op == kv.OpPurge, Value: e.Value}
 }
 
 // natsWatch turns a kv.Watcher's events into the loop's.

@@ -254,7 +254,12 @@ func TestDeleteMarkerLearnsTheStreamPolicyFromTheValueBeforeIt(t *testing.T) {
 	if !e.deleted || !e.deleteStream || !e.policyKnown || e.value != nil {
 		t.Fatalf("marker entry %+v, want deleted, stream deleted, value dropped", e)
 	}
-	c.observe(Entry{Key: "media.other", Revision: 3, Deleted: true}) // never seen a value
+	c.observe(Entry{Key: "media.purged", Revision: 3, Value: spec(t, "media", "purged", deleteStream)})
+	c.observe(Entry{Key: "media.purged", Revision: 4, Deleted: true, Purged: true})
+	if e, _ := c.get("media.purged"); !e.policyKnown || e.deleteStream {
+		t.Fatalf("purge marker entry %+v: want the stream kept, as after a restart (the history is gone)", e)
+	}
+	c.observe(Entry{Key: "media.other", Revision: 5, Deleted: true}) // never seen a value
 	if e, _ := c.get("media.other"); e.policyKnown || e.deleteStream {
 		t.Fatalf("marker without a known value %+v: the policy must be read from history", e)
 	}

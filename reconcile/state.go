@@ -45,6 +45,8 @@ func (c *specCache) observe(e Entry) bool {
 	if e.Deleted {
 		next.value = nil
 		switch {
+		case e.Purged:
+			next.policyKnown = true // kept: see Entry.Purged
 		case ok && !old.deleted:
 			next.deleteStream, next.policyKnown = streamPolicyDeletes(old.value), true
 		case ok:
