@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"slices"
 	"time"
 
 	"github.com/tinyctl/tinyctl/api/overrides"
@@ -44,7 +45,9 @@ type Config struct {
 	// a component elsewhere stalls with reason NamespaceNotAllowed.
 	Namespaces []string
 	// DenyNamespaces are never managed when Namespaces is empty; a
-	// component there stalls with reason NamespaceNotAllowed.
+	// component there stalls with reason NamespaceNotAllowed. nil means
+	// DefaultDenyNamespaces (an embedder that sets nothing does not
+	// manage kube-system); an empty, non-nil list denies nothing.
 	DenyNamespaces []string
 	// CreateNamespaces lets the controller create a missing target
 	// namespace; otherwise the component waits with NamespaceMissing.
@@ -85,6 +88,9 @@ func (c Config) WithDefaults() Config {
 	c.CoalesceMax = positive(c.CoalesceMax, DefaultCoalesceMax)
 	c.ShutdownGrace = positive(c.ShutdownGrace, DefaultShutdownGrace)
 	c.CredentialsTTL = positive(c.CredentialsTTL, DefaultCredentialsTTL)
+	if c.DenyNamespaces == nil {
+		c.DenyNamespaces = slices.Clone(DefaultDenyNamespaces)
+	}
 	return c
 }
 
