@@ -77,7 +77,11 @@ type Config struct {
 	ShutdownGrace time.Duration
 }
 
-// WithDefaults returns c with every zero field set to its default.
+// WithDefaults returns c with its cluster settings, counts and durations
+// defaulted where zero, and DenyNamespaces where nil. Namespaces, labels,
+// tenancy and the booleans have no default: their zero value is the
+// setting (every namespace, no labels, subjects under the namespace's
+// name, off).
 func (c Config) WithDefaults() Config {
 	c.Cluster = c.Cluster.WithDefaults()
 	c.Workers = positive(c.Workers, DefaultWorkers)

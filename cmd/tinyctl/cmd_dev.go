@@ -44,6 +44,7 @@ Run it from a clone of the tinyctl repository: go run ./cmd/tinyctl dev`,
 			if err != nil {
 				return usageError{err}
 			}
+			routeKlog(log)
 			examples := f.examples
 			if !cmd.Flags().Changed("examples") {
 				if _, err := os.Stat(examples); err != nil {

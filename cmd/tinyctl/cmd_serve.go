@@ -215,6 +215,7 @@ func (f *serveFlags) run(cmd *cobra.Command, o *options) error {
 	if err != nil {
 		return usageError{err}
 	}
+	routeKlog(log)
 	cfg := f.cfg
 	cfg.Kubeconfig, cfg.KubeContext = f.kube.Kubeconfig, f.kube.Context
 	cfg.Loop.ClusterLabels = f.clusterLabels
