@@ -18,6 +18,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"fmt"
 	"slices"
 	"strings"
@@ -94,6 +95,11 @@ func Join(ctx context.Context, c *bus.Conn, b Buckets, cluster, domain string) e
 			SubjectTransforms: []jetstream.SubjectTransformConfig{b.transform(bucket, cluster)}}
 		err := update(ctx, c, bucket, func(srcs []*jetstream.StreamSource) []*jetstream.StreamSource {
 			return append(without(srcs, b, bucket, cluster), src)
+		}, func(srcs []*jetstream.StreamSource) bool {
+			return slices.ContainsFunc(srcs, func(s *jetstream.StreamSource) bool {
+				c, ok := b.memberOf(bucket, s)
+				return ok && c == cluster
+			})
 		})
 		if err != nil {
 			return err
@@ -150,6 +156,8 @@ func Leave(ctx context.Context, c *bus.Conn, b Buckets, cluster string) error {
 	for _, bucket := range []string{b.status(), b.heartbeat()} {
 		err := update(ctx, c, bucket, func(srcs []*jetstream.StreamSource) []*jetstream.StreamSource {
 			return without(srcs, b, bucket, cluster)
+		}, func(srcs []*jetstream.StreamSource) bool {
+			return len(without(srcs, b, bucket, cluster)) == len(srcs)
 		})
 		if err != nil {
 			return err
@@ -182,25 +190,51 @@ func Members(ctx context.Context, c *bus.Conn, b Buckets) ([]Member, error) {
 	return out, nil
 }
 
-// update rewrites the sources of bucket's stream with edit.
-func update(ctx context.Context, c *bus.Conn, bucket string, edit func([]*jetstream.StreamSource) []*jetstream.StreamSource) error {
+// update rewrites the sources of bucket's stream with edit until done
+// reports the stream's sources as edited. JetStream has no compare-and-set
+// for a stream's configuration, so two joins at once may each write what
+// it read, the later one dropping the other's source; reading back after
+// writing finds that, and the loser writes again.
+func update(ctx context.Context, c *bus.Conn, bucket string, edit func([]*jetstream.StreamSource) []*jetstream.StreamSource,
+	done func([]*jetstream.StreamSource) bool) error {
 	js := c.JetStream()
-	s, err := js.Stream(ctx, "KV_"+bucket)
-	if err != nil {
-		return bus.Classify("fleet: read bucket "+bucket, err)
-	}
-	cfg := s.CachedInfo().Config
-	for _, src := range cfg.Sources {
-		if src.External != nil && src.Domain == "" {
-			src.Domain, src.External = domainOf(src.External), nil
+	for attempt := 0; ; attempt++ {
+		s, err := js.Stream(ctx, "KV_"+bucket)
+		if err != nil {
+			return bus.Classify("fleet: read bucket "+bucket, err)
+		}
+		cfg := s.CachedInfo().Config
+		if attempt > 0 && done(cfg.Sources) {
+			return nil
+		}
+		if attempt == updateAttempts {
+			return fmt.Errorf("fleet: update bucket %s: its sources did not keep the change after %d writes "+
+				"(other changes at the same time, or a server without stream sourcing)", bucket, updateAttempts)
+		}
+		for _, src := range cfg.Sources {
+			if src.External != nil && src.Domain == "" {
+				src.Domain, src.External = domainOf(src.External), nil
+			}
+		}
+		cfg.Sources = edit(cfg.Sources)
+		// The client library reports an answer whose configuration has no
+		// sources as sourcing being unsupported: with writers racing, the
+		// answer can describe another write. Reading back decides.
+		if _, err := js.UpdateStream(ctx, cfg); err != nil && !errors.Is(err, jetstream.ErrStreamSourceNotSupported) {
+			return bus.Classify("fleet: update bucket "+bucket, err)
+		}
+		// A pause well above a read-to-write round trip lets a concurrent
+		// writer that read before this write land first, so the read back
+		// sees it. It narrows the race to writers slower than the pause;
+		// it does not close it (that would need a lock beside the stream).
+		if !bus.SleepCtx(ctx, 20*time.Millisecond+time.Duration(rand.Int64N(int64(30*time.Millisecond)))) {
+			return ctx.Err()
 		}
 	}
-	cfg.Sources = edit(cfg.Sources)
-	if _, err := js.UpdateStream(ctx, cfg); err != nil {
-		return bus.Classify("fleet: update bucket "+bucket, err)
-	}
-	return nil
 }
+
+// updateAttempts bounds update's writes.
+const updateAttempts = 10
 
 // without returns srcs of bucket less those gathering cluster.
 func without(srcs []*jetstream.StreamSource, b Buckets, bucket, cluster string) []*jetstream.StreamSource {

@@ -150,3 +150,28 @@ func hubMessages(t *testing.T, c *bus.Conn) uint64 {
 	testenv.Must(t, err)
 	return s.CachedInfo().State.Msgs
 }
+
+// TestConcurrentJoinsKeepEveryMember: twelve clusters joining at once all
+// end up members (each join reads the stream's sources, adds its own and
+// writes them back; without reading back, the last writer dropped the
+// others).
+func TestConcurrentJoinsKeepEveryMember(t *testing.T) {
+	ctx := testenv.Ctx(t, 60*time.Second)
+	hub := start(t, bus.EmbeddedConfig{ServerName: "hub", JetStreamDomain: "hub", LeafnodePort: -1})
+	hc := connect(t, hub)
+	_, err := status.Open(ctx, hc, status.Config{}, kv.Ensure)
+	testenv.Must(t, err)
+	const n = 12
+	errs := make(chan error, n)
+	for i := range n {
+		go func() { errs <- fleet.Join(ctx, hc, fleet.Buckets{}, fmt.Sprintf("c-%02d", i), "") }()
+	}
+	for range n {
+		testenv.Must(t, <-errs)
+	}
+	members, err := fleet.Members(ctx, hc, fleet.Buckets{})
+	testenv.Must(t, err)
+	if len(members) != n {
+		t.Fatalf("%d members after %d joins at once: %+v", len(members), n, members)
+	}
+}
