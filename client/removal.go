@@ -101,12 +101,13 @@ func (r Removal) Describe(w io.Writer, purge bool) {
 	for _, o := range r.Objects {
 		fmt.Fprintf(w, "  %s\n", o)
 	}
-	if r.StreamPolicy == api.Delete {
+	switch {
+	case r.StreamPolicy == api.Delete && purge:
+		fmt.Fprintf(w, "The stream %s and its consumer %s are kept with any queued jobs: the purge erases the spec that asks "+
+			"for them to go (spec.deletion.stream: Delete); delete without --purge to remove them too.\n", r.Stream, r.Consumer)
+	case r.StreamPolicy == api.Delete:
 		fmt.Fprintf(w, "The stream %s, its consumer %s and every job still queued in it are deleted (spec.deletion.stream: Delete).\n", r.Stream, r.Consumer)
-	} else {
+	default:
 		fmt.Fprintf(w, "The stream %s and its consumer %s are kept with any queued jobs (spec.deletion.stream: Retain).\n", r.Stream, r.Consumer)
-	}
-	if purge && r.StreamPolicy == api.Delete {
-		fmt.Fprintln(w, "Note: a controller that has not seen the last value before the purge keeps the stream.")
 	}
 }

@@ -34,8 +34,7 @@ func TestRemovalNamesChildrenAndStreamPolicy(t *testing.T) {
 			"  Deployment/media/resizer",
 			"  NetworkPolicy/media/resizer",
 			"  Secret/media/resizer-nats (if the cluster mints credentials)",
-			"The stream tinyctl_media_resizer, its consumer tinyctl_media_resizer_worker and every job still queued in it are deleted (spec.deletion.stream: Delete).",
-			"Note: a controller that has not seen the last value before the purge keeps the stream.",
+			"The stream tinyctl_media_resizer and its consumer tinyctl_media_resizer_worker are kept with any queued jobs: the purge erases the spec that asks for them to go (spec.deletion.stream: Delete); delete without --purge to remove them too.",
 		}, "Delete"},
 		{"value that does not decode", "{", false, []string{
 			"Component media.resizer (revision 7) will be deleted.",
