@@ -47,3 +47,24 @@ func TestDeletePurgeErasesHistory(t *testing.T) {
 		t.Errorf("history after purge:\n%s", hist)
 	}
 }
+
+func TestDeleteByFileDeletesWhatTheDocumentsName(t *testing.T) {
+	t.Parallel()
+	u := newUser(t)
+	both := u.file("both.yaml", component("media", "resizer", "acme/resizer:1.0.0")+"---\n"+component("media", "thumbs", "acme/thumbs:1.0.0"))
+	u.must("apply", "-f", both)
+	other := u.file("other.yaml", component("media", "nope", "acme/nope:1.0.0"))
+
+	expect(t, u.run("delete", "resizer", "-f", both), 2, nil, []string{"Error: give a component NAME or -f, not both\n"})
+	expect(t, u.run("delete"), 2, nil, []string{"Error: give the NAME of the component to delete, or -f FILE|DIR|-\n"})
+	expect(t, u.run("delete", "-f", both), 2, []string{"Component media.resizer (revision 1) will be deleted.", "Component media.thumbs (revision 2) will be deleted."},
+		[]string{"Error: refusing to delete 2 components without confirmation: standard input is not a terminal; pass --yes to delete from a script\n"})
+	expect(t, u.run("delete", "-f", both, "-f", other, "--yes"), 1, nil, []string{`Error: component "nope" not found in namespace "media"; nothing was deleted` + "\n"})
+	for _, name := range []string{"resizer", "thumbs"} {
+		u.must("get", name, "-n", "media")
+	}
+	expect(t, u.run("delete", "-f", both, "--yes"), 0, []string{"component/media.resizer deleted\ncomponent/media.thumbs deleted\n"}, nil)
+	for _, name := range []string{"resizer", "thumbs"} {
+		expect(t, u.run("get", name, "-n", "media"), 1, nil, []string{`Error: component "` + name + `" not found in namespace "media"`})
+	}
+}
