@@ -85,16 +85,17 @@ func ImportedNamespaces(c *jwt.AccountClaims) []string {
 	return out
 }
 
-// ErrAccountNotLoaded means the server has not loaded the account from
-// its resolver yet (it does on the account's first use) and cannot say.
+// ErrAccountNotLoaded means the server answered that it cannot say: it
+// has not loaded the account from its resolver yet (it does on the
+// account's first use), or another error of its monitoring.
 var ErrAccountNotLoaded = errors.New("account not loaded by the server")
 
 // AccountHasJetStream asks the server whether account has JetStream. It
 // has not when the server could not set the account's JetStream quota
 // aside (a single server refuses quotas that together exceed its store);
 // the account's streams then cannot be created, and requests to its
-// JetStream API find no responder. Asking loads the account from the
-// resolver if the server had not yet.
+// JetStream API find no responder. Asking does not load the account: one
+// the server has not used yet returns ErrAccountNotLoaded.
 func AccountHasJetStream(ctx context.Context, nc *nats.Conn, account string) (bool, error) {
 	m, err := nc.RequestWithContext(ctx, fmt.Sprintf(accountInfoSubject, account), nil)
 	if err != nil {

@@ -34,8 +34,9 @@ type Manager struct {
 	// pushed are the namespaces whose three accounts this process pushed.
 	pushed map[string]bool
 	// streaming are the namespaces whose jobs account the broker was seen
-	// to give JetStream.
+	// to give JetStream; cannotAsk is set once the broker did not answer.
 	streaming map[string]bool
+	cannotAsk bool
 	// imported are the namespaces the control account imports, as the
 	// resolver held it at Load and as pushed since.
 	imported []string
@@ -151,10 +152,10 @@ func (m *Manager) Verify(ctx context.Context) error {
 // otherwise shows only as requests without a responder. An account the
 // broker has not loaded yet is asked again on the next call. A broker that
 // does not answer within askJetStreamFor (claims credentials minted before
-// they could ask) is not asked again: the namespace's streams then fail as
-// they would have.
+// they could ask) is not asked again, for any namespace: streams then fail
+// as they would have.
 func (m *Manager) checkJetStream(ctx context.Context, n identity.Namespace) error {
-	if m.streaming[n.Name] {
+	if m.streaming[n.Name] || m.cannotAsk {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, askJetStreamFor)
@@ -163,7 +164,10 @@ func (m *Manager) checkJetStream(ctx context.Context, n identity.Namespace) erro
 	switch {
 	case errors.Is(err, identity.ErrAccountNotLoaded):
 		return nil // the first request to its API loads it; asked again next time
-	case !ok && err == nil:
+	case err != nil:
+		m.cannotAsk = true
+		return nil
+	case !ok:
 		return jetstream.ErrJetStreamNotEnabledForAccount
 	}
 	m.streaming[n.Name] = true
