@@ -16,22 +16,6 @@ import (
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
-// startFromConfig runs nats-server from a rendered configuration on free
-// ports and a temporary store, and returns its client URL.
-func startFromConfig(t *testing.T, opts *server.Options) string {
-	t.Helper()
-	opts.Port, opts.HTTPPort, opts.LeafNode.Port = -1, -1, -1
-	opts.Host, opts.StoreDir = "127.0.0.1", t.TempDir()
-	s, err := server.NewServer(opts)
-	testenv.Must(t, err)
-	go s.Start()
-	t.Cleanup(s.Shutdown)
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	return s.ClientURL()
-}
-
 func writeCreds(t *testing.T, c identity.Creds) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "user.creds")
@@ -58,7 +42,7 @@ func TestNATSConfigJWT(t *testing.T) {
 		t.Fatalf("trusted operators %d, system account %q, token %q: want the operator, %s and no token",
 			len(opts.TrustedOperators), opts.SystemAccount, opts.Authorization, keys.SystemPublicKey())
 	}
-	url := startFromConfig(t, opts)
+	url := startServer(t, opts).ClientURL()
 
 	pub, err := keys.Signer().Mint("publisher", identity.Publisher(identity.DefaultBuckets()), time.Now(), time.Hour)
 	testenv.Must(t, err)
@@ -109,7 +93,7 @@ func TestNATSConfigMutualTLS(t *testing.T) {
 	if opts.TLSConfig == nil || opts.TLSConfig.ClientAuth != tls.RequireAndVerifyClientCert {
 		t.Fatalf("tls config %+v: want one that requires client certificates", opts.TLSConfig)
 	}
-	url := startFromConfig(t, opts)
+	url := startServer(t, opts).ClientURL()
 	nc, err := nats.Connect(url, nats.Token("tkEXAMPLETOKEN"), nats.RootCAs(pki.CA), nats.ClientCert(pki.ClientCert, pki.ClientKey))
 	if err != nil {
 		t.Fatalf("a client with a certificate is refused: %v", err)

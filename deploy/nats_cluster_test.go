@@ -120,7 +120,7 @@ func TestNATSClusterRunsInJWTMode(t *testing.T) {
 		opts, err := server.ProcessConfigFile(path)
 		testenv.Must(t, err)
 		opts.Cluster.Host, opts.Cluster.Port, opts.Routes = "127.0.0.1", ports[i], routes
-		urls = append(urls, startClustered(t, opts))
+		urls = append(urls, startServer(t, opts).ClientURL())
 	}
 
 	pub, err := keys.Signer().Mint("controller", identity.Controller(identity.DefaultBuckets()), time.Now(), time.Hour)
@@ -136,23 +136,6 @@ func TestNATSClusterRunsInJWTMode(t *testing.T) {
 		_, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "tinyctl-leases", Replicas: 3})
 		return err
 	})
-}
-
-// startClustered runs nats-server from opts on free client ports, without
-// waiting for JetStream (it needs the other servers), and returns its
-// client URL.
-func startClustered(t *testing.T, opts *server.Options) string {
-	t.Helper()
-	opts.Port, opts.HTTPPort, opts.LeafNode.Port = -1, -1, -1
-	opts.Host, opts.StoreDir = "127.0.0.1", t.TempDir()
-	s, err := server.NewServer(opts)
-	testenv.Must(t, err)
-	go s.Start()
-	t.Cleanup(s.Shutdown)
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	return s.ClientURL()
 }
 
 // TestNATSClusterRoutesNeedTheRoutesCertificate runs two servers from the
