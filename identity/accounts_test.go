@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/identity"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
@@ -155,15 +156,8 @@ func TestNamespaceAccountsCarryJobsAndSurviveARestart(t *testing.T) {
 	testenv.Must(t, err)
 	cons, err := wjs.Consumer(ctx, "tinyctl_media_resizer", "w")
 	testenv.Must(t, err)
-	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
-	testenv.Must(t, err)
-	got := 0
-	for m := range batch.Messages() {
-		testenv.Must(t, m.DoubleAck(ctx))
-		got++
-	}
-	if got != 1 {
-		t.Fatalf("worker fetched %d jobs (%v), want 1", got, batch.Error())
+	if got, err := natstest.FetchAndAck(t, ctx, cons, 1); got != 1 {
+		t.Fatalf("worker fetched %d jobs (%v), want 1", got, err)
 	}
 
 	b.restart()

@@ -110,15 +110,8 @@ func TestEachPartyMayDoItsJobAndNothingElse(t *testing.T) {
 	worker := connectAs(t, s, mint(t, s, "worker.a.resizer", perms, time.Hour), perms)
 	own, err := worker.js.Consumer(ctx, "tinyctl_a_resizer", "tinyctl_a_resizer_worker")
 	testenv.Must(t, err)
-	batch, err := own.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
-	testenv.Must(t, err)
-	got := 0
-	for m := range batch.Messages() {
-		testenv.Must(t, m.DoubleAck(ctx))
-		got++
-	}
-	if got != 1 {
-		t.Fatalf("worker fetched %d jobs from its own consumer (%v), want 1", got, batch.Error())
+	if got, err := natstest.FetchAndAck(t, ctx, own, 1); got != 1 {
+		t.Fatalf("worker fetched %d jobs from its own consumer (%v), want 1", got, err)
 	}
 	testenv.Must(t, worker.nc.Publish("a.thumbs.made", []byte("declared")))
 

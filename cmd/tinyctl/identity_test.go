@@ -25,6 +25,7 @@ import (
 	"github.com/tinyctl/tinyctl/api/workerenv"
 	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/internal/natscluster"
+	"github.com/tinyctl/tinyctl/internal/natstest"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/provision/keyring"
 	"github.com/tinyctl/tinyctl/render"
@@ -288,15 +289,8 @@ func TestEachWorkerHoldsOnlyItsOwnIdentity(t *testing.T) {
 	}
 	cons, err := w.js.Consumer(ctx, stream, consumer)
 	testenv.Must(t, err)
-	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
-	testenv.Must(t, err)
-	got := 0
-	for m := range batch.Messages() {
-		testenv.Must(t, m.DoubleAck(ctx))
-		got++
-	}
-	if got != 1 {
-		t.Fatalf("the worker fetched %d jobs from its consumer (%v), want 1", got, batch.Error())
+	if got, err := natstest.FetchAndAck(t, ctx, cons, 1); got != 1 {
+		t.Fatalf("the worker fetched %d jobs from its consumer (%v), want 1", got, err)
 	}
 	testenv.Must(t, w.nc.Publish(target+".thumbs.made", []byte("declared")))
 
