@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -37,13 +38,26 @@ rights of whoever installed the runtime.`,
 }
 
 // publisherFlags are the flags of `tinyctl identity publisher`.
-type publisherFlags struct {
+// mintFlags are what both identity commands take: the runtime whose keys
+// mint, the identity's name and lifetime, and where the credentials go.
+type mintFlags struct {
 	runtime runtimeFlags // only the cluster and the runtime namespace
 	name    string
 	ttl     time.Duration
 	output  string
 	secret  string
 }
+
+func (f *mintFlags) addFlags(fs *pflag.FlagSet, keysMint, name, nameHelp string, ttl time.Duration) {
+	f.runtime.kube.AddFlags(fs)
+	fs.StringVar(&f.runtime.namespace, "runtime-namespace", "tinyctl-system", "namespace of the runtime whose "+keysMint+" the credentials")
+	fs.StringVar(&f.name, "name", name, nameHelp)
+	fs.DurationVar(&f.ttl, "ttl", ttl, "how long the credentials work")
+	fs.StringVarP(&f.output, "output", "o", "", "write the credentials file here (mode 0600) instead of to stdout")
+	fs.StringVar(&f.secret, "secret", "", "store the credentials in this Secret of NAMESPACE instead")
+}
+
+type publisherFlags struct{ mintFlags }
 
 func newPublisherCmd(o *options) *cobra.Command {
 	f := &publisherFlags{}
@@ -71,13 +85,7 @@ identity in Secret tinyctl-publisher of the runtime namespace.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd.Context(), o, args[0]) },
 	}
-	fs := cmd.Flags()
-	f.runtime.kube.AddFlags(fs)
-	fs.StringVar(&f.runtime.namespace, "runtime-namespace", "tinyctl-system", "namespace of the runtime whose keys mint the credentials")
-	fs.StringVar(&f.name, "name", "publisher", "the publisher's name (a DNS label): the server shows it")
-	fs.DurationVar(&f.ttl, "ttl", keyring.DefaultPublisherTTL, "how long the credentials work")
-	fs.StringVarP(&f.output, "output", "o", "", "write the credentials file here (mode 0600) instead of to stdout")
-	fs.StringVar(&f.secret, "secret", "", "store the credentials in this Secret of NAMESPACE instead")
+	f.addFlags(cmd.Flags(), "keys mint", "publisher", "the publisher's name (a DNS label): the server shows it", keyring.DefaultPublisherTTL)
 	return cmd
 }
 
@@ -171,11 +179,7 @@ func pushPublisherAccount(ctx context.Context, o *options, kube kubernetes.Inter
 
 // producerFlags are the flags of `tinyctl identity producer`.
 type producerFlags struct {
-	runtime  runtimeFlags // only the cluster and the runtime namespace
-	name     string
-	ttl      time.Duration
-	output   string
-	secret   string
+	mintFlags
 	prefixes []string
 }
 
@@ -202,12 +206,7 @@ The credentials stop working after --ttl; mint new ones before.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return f.run(cmd.Context(), o, args[0], args[1:]) },
 	}
 	fs := cmd.Flags()
-	f.runtime.kube.AddFlags(fs)
-	fs.StringVar(&f.runtime.namespace, "runtime-namespace", "tinyctl-system", "namespace of the runtime whose signing key mints the credentials")
-	fs.StringVar(&f.name, "name", "producer", "the producer's name (a DNS label): the server shows it, and it names the inbox prefix")
-	fs.DurationVar(&f.ttl, "ttl", keyring.DefaultProducerTTL, "how long the credentials work")
-	fs.StringVarP(&f.output, "output", "o", "", "write the credentials file here (mode 0600) instead of to stdout")
-	fs.StringVar(&f.secret, "secret", "", "store the credentials in this Secret of NAMESPACE instead")
+	f.addFlags(fs, "signing key mints", "producer", "the producer's name (a DNS label): the server shows it, and it names the inbox prefix", keyring.DefaultProducerTTL)
 	fs.StringSliceVar(&f.prefixes, "subject-prefixes", nil, "namespace=pattern[,pattern...] entries, as given to tinyctl serve (default: NAMESPACE.>)")
 	return cmd
 }
