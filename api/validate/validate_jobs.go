@@ -111,8 +111,8 @@ func validateStream(s api.StreamSpec, path *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(path.Child("maxAge"), string(s.MaxAge), "must be 0 (keep jobs until consumed) or at least 100ms"))
 	}
 	errs = append(errs, validateDuplicateWindow(s.DuplicateWindow, maxAge, path.Child("duplicateWindow"))...)
-	errs = append(errs, nonNegative(path.Child("maxMsgs"), s.MaxMsgs, "0 means unlimited")...)
-	errs = append(errs, nonNegative(path.Child("maxBytes"), s.MaxBytes, "0 means unlimited")...)
+	errs = append(errs, nonNegative(path.Child("maxMsgs"), s.MaxMsgs, "0 takes the cluster's cap")...)
+	errs = append(errs, nonNegative(path.Child("maxBytes"), s.MaxBytes, "0 asks for no byte limit")...)
 	return errs
 }
 
