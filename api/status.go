@@ -59,8 +59,17 @@ const (
 // Condition types the controller writes.
 const (
 	// ConditionReady is True when every child is applied at the observed
-	// revision.
+	// revision and its workload runs it: the Deployment's pods are
+	// updated and available, or it is scaled to zero (docs/status.md).
 	ConditionReady = "Ready"
+	// ConditionApplied is True when every child is applied at the observed
+	// revision, whatever its pods do.
+	ConditionApplied = "Applied"
+	// ConditionDegraded is True when the workload has a problem a user
+	// must act on (an image that cannot be pulled, a crashing container,
+	// pods that cannot be scheduled or created, a rollout past its
+	// deadline).
+	ConditionDegraded = "Degraded"
 	// ConditionStalled is True when retrying cannot help: the controller
 	// waits for a new revision.
 	ConditionStalled = "Stalled"

@@ -26,11 +26,14 @@ type ClusterRow struct {
 	// may no longer be true.
 	Stale bool `json:"stale"`
 	// Placed counts the components with a status record from this
-	// cluster; Ready those whose Ready condition is True; Behind those
-	// whose record is for an older revision than the latest published.
-	Placed int `json:"placed"`
-	Ready  int `json:"ready"`
-	Behind int `json:"behind"`
+	// cluster; Ready those whose Ready condition is True (their pods run
+	// the revision); Degraded those whose workload has a problem to act
+	// on; Behind those whose record is for an older revision than the
+	// latest published.
+	Placed   int `json:"placed"`
+	Ready    int `json:"ready"`
+	Degraded int `json:"degraded"`
+	Behind   int `json:"behind"`
 	// Member is how the fleet hub gathers the cluster's records (nil: the
 	// cluster has not joined, or this is no hub).
 	Member *fleet.Member `json:"member,omitempty"`
@@ -60,8 +63,11 @@ func ClusterRows(snap Snapshot, beats map[string]status.HeartbeatRecord, members
 		}
 		r := row(rec.Cluster)
 		r.Placed++
-		if ready, ok := rec.Condition(api.ConditionReady); ok && ready.Status == api.ConditionTrue {
+		if rec.IsTrue(api.ConditionReady) {
 			r.Ready++
+		}
+		if rec.IsTrue(api.ConditionDegraded) {
+			r.Degraded++
 		}
 		if rev, ok := latest[rec.Component]; ok && rec.ObservedRevision < rev {
 			r.Behind++

@@ -110,11 +110,26 @@ func (r Row) UpToDate() bool {
 
 // Ready returns the status of the Ready condition: "True", "False" or
 // "Unknown" (no status, or no Ready condition).
-func (r Row) Ready() api.ConditionStatus {
-	if c, ok := r.condition(api.ConditionReady); ok && c.Status != "" {
+func (r Row) Ready() api.ConditionStatus { return r.ConditionStatus(api.ConditionReady) }
+
+// Applied returns the status of the Applied condition: every child
+// applied, whatever the workload does.
+func (r Row) Applied() api.ConditionStatus { return r.ConditionStatus(api.ConditionApplied) }
+
+// ConditionStatus returns the status of condition typ: "True", "False"
+// or "Unknown" (no status, or no such condition).
+func (r Row) ConditionStatus(typ string) api.ConditionStatus {
+	if c, ok := r.condition(typ); ok && c.Status != "" {
 		return c.Status
 	}
 	return api.ConditionUnknown
+}
+
+// Degraded reports whether the Degraded condition is True: the workload
+// has a problem a user must act on (Reason says which).
+func (r Row) Degraded() bool {
+	c, ok := r.condition(api.ConditionDegraded)
+	return ok && c.Status == api.ConditionTrue
 }
 
 // Stalled reports whether the Stalled condition is True: the cluster will

@@ -220,6 +220,10 @@ func checkRules(t *testing.T, obj map[string]any, nsVerbs []string, secrets bool
 				if !slices.Equal(r.Verbs, managed) {
 					t.Errorf("%s verbs = %v, want %v", res, r.Verbs, managed)
 				}
+			case "pods": // Ready is judged on them: read only
+				if !slices.Equal(r.Verbs, []string{"list", "watch"}) {
+					t.Errorf("pods verbs = %v, want [list watch]", r.Verbs)
+				}
 			case "secrets":
 				sawSecrets = true
 				if want := []string{"get", "create", "patch", "delete"}; !slices.Equal(r.Verbs, want) {
@@ -255,7 +259,7 @@ func checkWatchRules(t *testing.T, obj map[string]any, nsVerbs []string) {
 		for _, res := range r.Resources {
 			seen++
 			switch res {
-			case "deployments", "networkpolicies", "scaledobjects":
+			case "deployments", "networkpolicies", "scaledobjects", "pods":
 				if !slices.Equal(r.Verbs, []string{"list", "watch"}) {
 					t.Errorf("cluster-wide %s verbs = %v, want [list watch]", res, r.Verbs)
 				}
@@ -268,8 +272,8 @@ func checkWatchRules(t *testing.T, obj map[string]any, nsVerbs []string) {
 			}
 		}
 	}
-	if seen != 4 {
-		t.Errorf("cluster-wide reads cover %d resources, want 4", seen)
+	if seen != 5 {
+		t.Errorf("cluster-wide reads cover %d resources, want 5", seen)
 	}
 }
 

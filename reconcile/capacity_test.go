@@ -30,8 +30,8 @@ func TestAFullJetStreamIsRetriedUntilThereIsRoom(t *testing.T) {
 	e.start()
 
 	rev := e.publish(e.component("roomy", func(c *api.Component) { c.Spec.Jobs.Stream.MaxBytes = 32 << 20 }))
-	rec := e.waitStatus("roomy", api.ConditionReady, "False", rev)
-	r, _ := condition(rec.Conditions, api.ConditionReady)
+	rec := e.waitStatus("roomy", api.ConditionApplied, "False", rev)
+	r, _ := condition(rec.Conditions, api.ConditionApplied)
 	if r.Reason != reasons.InsufficientStorage || !strings.Contains(r.Message, "byte limit of 33554432 (spec.jobs.stream.maxBytes)") ||
 		!strings.Contains(r.Message, "max_file_store") {
 		t.Errorf("Ready = %+v, want reason InsufficientStorage naming the stream's byte limit and the store", r)
@@ -40,5 +40,5 @@ func TestAFullJetStreamIsRetriedUntilThereIsRoom(t *testing.T) {
 		t.Errorf("Stalled = %+v while waiting for room", s)
 	}
 	testenv.Must(t, e.js.DeleteStream(ctx, "hog"))
-	e.waitStatus("roomy", api.ConditionReady, "True", rev)
+	e.waitStatus("roomy", api.ConditionApplied, "True", rev)
 }

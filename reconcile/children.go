@@ -18,6 +18,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/render"
+	"github.com/tinyctl/tinyctl/workload"
 )
 
 // childKind is one kind of object a component owns in Kubernetes.
@@ -148,27 +149,10 @@ func (c *children) startKind(ctx context.Context, k childKind) error {
 // once instead of waiting forever; the caller then ends ctx.
 func (c *children) start(ctx context.Context, k childKind, ns string) (cache.SharedIndexInformer, error) {
 	inf := c.newInformer(k.gvr, ns)
-	refused := make(chan error, 1)
-	_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
-		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
-			select {
-			case refused <- err:
-			default:
-			}
-		}
-	})
-	go inf.Run(ctx.Done())
-	synced := make(chan bool, 1)
-	go func() { synced <- cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) }()
-	select {
-	case ok := <-synced:
-		if ok {
-			return inf, nil
-		}
-		return nil, fmt.Errorf("%s informer: cache did not sync: %w", k.gvk.Kind, ctx.Err())
-	case err := <-refused:
+	if err := workload.RunInformer(ctx, inf); err != nil {
 		return nil, fmt.Errorf("%s informer in namespace %q: %w", k.gvk.Kind, ns, err)
 	}
+	return inf, nil
 }
 
 func (c *children) running(k informerKey) bool {

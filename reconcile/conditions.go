@@ -5,26 +5,40 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/reasons"
+	"github.com/tinyctl/tinyctl/workload"
 )
 
-// conditions are Ready and Stalled for the outcome err of a reconcile.
-func conditions(err error) []api.Condition {
-	if err == nil {
-		return []api.Condition{
-			{Type: api.ConditionReady, Status: api.ConditionTrue, Reason: reasons.Reconciled, Message: "every child is applied"},
-			{Type: api.ConditionStalled, Status: api.ConditionFalse, Reason: reasons.Reconciled},
+// conditions are Ready, Applied, Degraded and Stalled for the outcome err
+// of a reconcile and the health h of the workload (nil: not judged, and
+// Ready says what Applied says).
+func conditions(err error, h *workload.Health) []api.Condition {
+	applied := api.Condition{Type: api.ConditionApplied, Status: api.ConditionTrue, Reason: reasons.Reconciled, Message: "every child is applied"}
+	stalled := api.Condition{Type: api.ConditionStalled, Status: api.ConditionFalse, Reason: reasons.Reconciled}
+	if err != nil {
+		class, reason := Classify(err)
+		applied = api.Condition{Type: api.ConditionApplied, Status: api.ConditionFalse, Reason: reason, Message: err.Error()}
+		stalled.Reason = reason
+		if class == Permanent {
+			stalled.Status = api.ConditionTrue
+			stalled.Message = "not retried until a new revision is published"
 		}
 	}
-	class, reason := Classify(err)
-	stalled := api.Condition{Type: api.ConditionStalled, Status: api.ConditionFalse, Reason: reason}
-	if class == Permanent {
-		stalled.Status = api.ConditionTrue
-		stalled.Message = "not retried until a new revision is published"
+	ready := applied
+	ready.Type = api.ConditionReady
+	if h == nil {
+		return []api.Condition{ready, applied, stalled}
 	}
-	return []api.Condition{
-		{Type: api.ConditionReady, Status: api.ConditionFalse, Reason: reason, Message: err.Error()},
-		stalled,
+	if err == nil {
+		ready = api.Condition{Type: api.ConditionReady, Status: api.ConditionFalse, Reason: h.Reason, Message: h.Message}
+		if h.Ready {
+			ready.Status = api.ConditionTrue
+		}
 	}
+	degraded := api.Condition{Type: api.ConditionDegraded, Status: api.ConditionFalse, Reason: h.Reason}
+	if h.Degraded {
+		degraded.Status, degraded.Message = api.ConditionTrue, h.Message
+	}
+	return []api.Condition{ready, applied, degraded, stalled}
 }
 
 // orphanedConditions say that children exist without a spec.

@@ -8,6 +8,7 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/workload"
 )
 
 func TestConditionTransitions(t *testing.T) {
@@ -16,7 +17,7 @@ func TestConditionTransitions(t *testing.T) {
 	invalid := fmt.Errorf("decode: %w", api.ErrInvalid)
 	waiting := fmt.Errorf("ScaledObject: %w", apply.ErrKindNotInstalled)
 	status := func(err error, at time.Time, prev *api.Status) api.Status {
-		return nextStatus(prev, api.Status{Component: "media.resizer", Cluster: "east", Conditions: conditions(err)}, at)
+		return nextStatus(prev, api.Status{Component: "media.resizer", Cluster: "east", Conditions: conditions(err, nil)}, at)
 	}
 	ready := status(nil, t0, nil)
 	tests := []struct {
@@ -68,5 +69,50 @@ func TestConditionTransitions(t *testing.T) {
 	}
 	if again := status(nil, t1, &ready); !again.SameAs(ready) {
 		t.Fatalf("success after success %+v differs from %+v: it would be written again", again, ready)
+	}
+}
+
+// TestReadyIsJudgedOnTheWorkload: once every child is applied, Ready and
+// Degraded say what the workload does; while an apply fails, Ready says
+// why, whatever the old pods do, and Degraded still reports them.
+func TestReadyIsJudgedOnTheWorkload(t *testing.T) {
+	pulling := &workload.Health{Degraded: true, Reason: reasons.ImagePullBackOff, Message: `pod p cannot pull image "x" (container worker)`}
+	running := &workload.Health{Ready: true, Reason: reasons.Available, Message: "2 of 2 replicas updated and available"}
+	waiting := fmt.Errorf("ScaledObject: %w", apply.ErrKindNotInstalled)
+	type want struct {
+		typ    string
+		status api.ConditionStatus
+		reason string
+	}
+	tests := []struct {
+		name string
+		err  error
+		h    *workload.Health
+		want []want
+	}{
+		{"applied and running", nil, running, []want{
+			{api.ConditionReady, api.ConditionTrue, reasons.Available}, {api.ConditionApplied, api.ConditionTrue, reasons.Reconciled},
+			{api.ConditionDegraded, api.ConditionFalse, reasons.Available}, {api.ConditionStalled, api.ConditionFalse, reasons.Reconciled}}},
+		{"applied, image cannot be pulled", nil, pulling, []want{
+			{api.ConditionReady, api.ConditionFalse, reasons.ImagePullBackOff}, {api.ConditionApplied, api.ConditionTrue, reasons.Reconciled},
+			{api.ConditionDegraded, api.ConditionTrue, reasons.ImagePullBackOff}, {api.ConditionStalled, api.ConditionFalse, reasons.Reconciled}}},
+		{"not applied, old pods running", waiting, running, []want{
+			{api.ConditionReady, api.ConditionFalse, reasons.KindNotInstalled}, {api.ConditionApplied, api.ConditionFalse, reasons.KindNotInstalled},
+			{api.ConditionDegraded, api.ConditionFalse, reasons.Available}}},
+		{"no workload health: Ready is Applied", nil, nil, []want{
+			{api.ConditionReady, api.ConditionTrue, reasons.Reconciled}, {api.ConditionApplied, api.ConditionTrue, reasons.Reconciled}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := api.Status{Conditions: conditions(tt.err, tt.h)}
+			for _, w := range tt.want {
+				if c, ok := st.Condition(w.typ); !ok || c.Status != w.status || c.Reason != w.reason {
+					t.Errorf("%s = %+v, want %s %s", w.typ, c, w.status, w.reason)
+				}
+			}
+			if _, ok := st.Condition(api.ConditionDegraded); ok != (tt.h != nil) {
+				t.Errorf("Degraded present %v, want %v", ok, tt.h != nil)
+			}
+		})
 	}
 }

@@ -75,6 +75,11 @@ type Config struct {
 	// ShutdownGrace is how long in-flight reconciles may run on after Run's
 	// context is cancelled with ErrDrain before they are cancelled too.
 	ShutdownGrace time.Duration
+	// ReadyWhenApplied makes Ready mean only that every child is applied
+	// (condition Applied), without watching Deployments' and pods' status:
+	// for an API server that runs no pods, as `tinyctl dev` without
+	// --node. Off, Ready also needs the workload to run the revision.
+	ReadyWhenApplied bool
 }
 
 // WithDefaults returns c with its cluster settings, counts and durations

@@ -12,6 +12,8 @@ import (
 	"github.com/rs/zerolog"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+
+	"github.com/tinyctl/tinyctl/workload"
 )
 
 // Controller reconciles the spec bucket into one cluster.
@@ -27,6 +29,9 @@ type Controller struct {
 	children *children
 	status   *statusCache
 
+	// workloads judges whether a Deployment runs what was applied (nil:
+	// Ready means Applied).
+	workloads *workload.Watcher
 	// namespaces are target namespaces known to exist.
 	namespaces *keySet
 	// pending are the initial values not yet reconciled once; Ready waits
@@ -60,6 +65,9 @@ func New(cfg Config, deps Deps) *Controller {
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(retryLimiter(cfg),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "tinyctl", Clock: c.clock})
 	c.children = newChildren(deps.Metadata, deps.Discovery, cfg.Namespaces, c.enqueue)
+	if deps.Workloads != nil && !cfg.ReadyWhenApplied {
+		c.workloads = workload.NewWatcher(deps.Workloads, cfg.Namespaces, c.enqueue)
+	}
 	return c
 }
 
@@ -93,6 +101,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		return startErr(ctx, err)
 	}
 	if err := c.children.startAvailable(ctx); err != nil {
+		return startErr(ctx, err)
+	}
+	if err := c.startWorkloads(ctx); err != nil {
 		return startErr(ctx, err)
 	}
 	created, err := c.deps.Specs.Incarnation(ctx)

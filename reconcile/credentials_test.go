@@ -53,7 +53,7 @@ func TestEachWorkerGetsCredentialsOfItsOwn(t *testing.T) {
 	e.start()
 	comp := e.component("resizer", func(c *api.Component) { c.Spec.Jobs.Publish = []string{e.ns + ".thumbs.>"} })
 	rev := e.publish(comp)
-	rec := e.waitStatus("resizer", api.ConditionReady, "True", rev)
+	rec := e.waitStatus("resizer", api.ConditionApplied, "True", rev)
 
 	name := render.CredentialsSecretName("resizer")
 	sec := e.waitFor(secrets, name, nil)
@@ -120,7 +120,7 @@ func TestCredentialsAreMintedAgainBeforeTheyExpire(t *testing.T) {
 	e, _ := mintingEnv(t, 4*time.Second)
 	e.start()
 	rev := e.publish(e.component("rotor"))
-	e.waitStatus("rotor", api.ConditionReady, "True", rev)
+	e.waitStatus("rotor", api.ConditionApplied, "True", rev)
 	name := render.CredentialsSecretName("rotor")
 	first := secretClaims(t, e.waitFor(secrets, name, nil))
 	var second *jwt.UserClaims

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/utils/clock"
 
@@ -123,6 +124,10 @@ type Deps struct {
 	// informers and CRD detection.
 	Metadata  metadata.Interface
 	Discovery discovery.DiscoveryInterface
+	// Workloads reads the Deployments' and pods' status that Ready is
+	// judged on (package workload); nil, or Config.ReadyWhenApplied, makes
+	// Ready mean Applied.
+	Workloads kubernetes.Interface
 	// Fence guards every write (nil: writes are not fenced).
 	Fence Fence
 	// Minter, when not nil, mints each component's worker credentials

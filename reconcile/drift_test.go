@@ -17,7 +17,7 @@ func TestDriftIsReverted(t *testing.T) {
 	e.start()
 	comp := e.component("thumbs")
 	rev := e.publish(comp)
-	e.waitStatus("thumbs", api.ConditionReady, "True", rev)
+	e.waitStatus("thumbs", api.ConditionApplied, "True", rev)
 	ctx := context.Background()
 
 	// Another manager edits a field tinyctl owns: it is reverted.

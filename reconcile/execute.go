@@ -43,7 +43,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if errors.Is(err, errSuperseded) {
 		return nil
 	}
-	if werr := c.writeStatus(ctx, recordOf(in, p, kids, err)); werr != nil {
+	if werr := c.writeStatus(ctx, recordOf(in, p, kids, err, c.health(p))); werr != nil {
 		return errors.Join(err, werr)
 	}
 	return err

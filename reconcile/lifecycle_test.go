@@ -47,7 +47,7 @@ func TestComponentLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.waitStatus("extractor", api.ConditionReady, "True", rev)
+	e.waitStatus("extractor", api.ConditionApplied, "True", rev)
 	if err := contains(objs.Deployment, e.get(deployments, "extractor")); err != nil {
 		t.Errorf("Deployment differs from render: %v", err)
 	}
@@ -72,7 +72,7 @@ func TestComponentLifecycle(t *testing.T) {
 	mark := kube.AuditMark(t)
 	comp.Spec.Image = "registry.example.com/acme/extractor:1.0.1"
 	rev = e.publish(comp)
-	e.waitStatus("extractor", api.ConditionReady, "True", rev)
+	e.waitStatus("extractor", api.ConditionApplied, "True", rev)
 	e.waitFor(deployments, "extractor", imageIs(comp.Spec.Image))
 	if w := kubeWrites(t, mark, e.ns); w["deployments"] != 1 || len(w) != 1 {
 		t.Errorf("writes after an image change = %v, want only deployments: 1", w)
@@ -81,7 +81,7 @@ func TestComponentLifecycle(t *testing.T) {
 	// Remove scaling: the ScaledObject is pruned and replicas owned again.
 	comp.Spec.Scaling = nil
 	rev = e.publish(comp)
-	e.waitStatus("extractor", api.ConditionReady, "True", rev)
+	e.waitStatus("extractor", api.ConditionApplied, "True", rev)
 	e.waitGone(scaledObjects, "extractor")
 	if !ownsReplicas(e.get(deployments, "extractor")) {
 		t.Error("tinyctl does not own spec.replicas once scaling is removed")
@@ -109,7 +109,7 @@ func TestDeleteWithStreamPolicyDeleteRemovesTheStream(t *testing.T) {
 	e.start()
 	comp := e.component("exporter", func(c *api.Component) { c.Spec.Deletion.Stream = api.Delete })
 	rev := e.publish(comp)
-	e.waitStatus("exporter", api.ConditionReady, "True", rev)
+	e.waitStatus("exporter", api.ConditionApplied, "True", rev)
 	if e.stream("exporter") == nil {
 		t.Fatal("stream not created")
 	}

@@ -30,7 +30,7 @@ func TestBurstOfPutsToOneKeyCoalesces(t *testing.T) {
 		})
 		last = e.publish(comp)
 	}
-	e.waitStatus("burst", api.ConditionReady, "True", last)
+	e.waitStatus("burst", api.ConditionApplied, "True", last)
 	e.waitFor(deployments, "burst", envIs("GENERATION", "999"))
 	w := kubeWrites(t, mark, e.ns)
 	t.Logf("1000 puts -> %d Deployment writes, %d NetworkPolicy writes", w["deployments"], w["networkpolicies"])
@@ -74,10 +74,10 @@ func TestPoisonSpecDoesNotBlockTheOthers(t *testing.T) {
 		revs = append(revs, e.publish(e.component(fmt.Sprintf("healthy-%02d", i))))
 	}
 	for i := range 99 {
-		e.waitStatus(fmt.Sprintf("healthy-%02d", i), api.ConditionReady, "True", revs[i])
+		e.waitStatus(fmt.Sprintf("healthy-%02d", i), api.ConditionApplied, "True", revs[i])
 	}
 	rec := e.waitStatus("poison", api.ConditionStalled, "True", prev)
-	ready, _ := condition(rec.Conditions, api.ConditionReady)
+	ready, _ := condition(rec.Conditions, api.ConditionApplied)
 	for _, want := range []string{"spec.image", "spec.jobs.subjects[0]"} {
 		if !strings.Contains(ready.Message, want) {
 			t.Errorf("poison Ready message %q does not name %s", ready.Message, want)
@@ -111,13 +111,13 @@ func TestScaledObjectAppearsWhenTheCRDIsInstalledLater(t *testing.T) {
 	e.start()
 	rev := e.publish(e.component("later", scaled))
 	e.waitFor(deployments, "later", nil)
-	rec := e.waitStatus("later", api.ConditionReady, "False", rev)
-	if r, _ := condition(rec.Conditions, api.ConditionReady); r.Reason != "KindNotInstalled" {
+	rec := e.waitStatus("later", api.ConditionApplied, "False", rev)
+	if r, _ := condition(rec.Conditions, api.ConditionApplied); r.Reason != "KindNotInstalled" {
 		t.Errorf("Ready reason %q, want KindNotInstalled", r.Reason)
 	}
 	withScaledObjectCRD(t)
 	e.waitFor(scaledObjects, "later", nil)
-	e.waitStatus("later", api.ConditionReady, "True", rev)
+	e.waitStatus("later", api.ConditionApplied, "True", rev)
 }
 
 func TestMissingNamespaceIsAClearCondition(t *testing.T) {
@@ -135,12 +135,12 @@ func TestMissingNamespaceIsAClearCondition(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if r, _ := condition(rec.Conditions, api.ConditionReady); r.Reason != "NamespaceMissing" || rec.ObservedRevision != rev {
+		if r, _ := condition(rec.Conditions, api.ConditionApplied); r.Reason != "NamespaceMissing" || rec.ObservedRevision != rev {
 			return errors.New("not NamespaceMissing yet")
 		}
 		return nil
 	})
-	if r, _ := condition(rec.Conditions, api.ConditionReady); !strings.Contains(r.Message, `"no-such-namespace"`) {
+	if r, _ := condition(rec.Conditions, api.ConditionApplied); !strings.Contains(r.Message, `"no-such-namespace"`) {
 		t.Errorf("message %q does not name the namespace", r.Message)
 	}
 }

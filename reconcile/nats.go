@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
@@ -187,6 +188,15 @@ func Wire(s *specs.Store, st *status.Store, js *streams.Manager, m *apply.Manage
 	if err != nil {
 		return Deps{}, fmt.Errorf("discovery client: %w", err)
 	}
+	// Deployments and pods are read in protobuf: at 10,000 components
+	// their lists decode several times faster than in JSON.
+	pcfg := rest.CopyConfig(cfg)
+	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
+	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	wc, err := kubernetes.NewForConfig(pcfg)
+	if err != nil {
+		return Deps{}, fmt.Errorf("workload client: %w", err)
+	}
 	return Deps{Specs: SpecsFrom(s, onWatchRestart), Statuses: StatusesFrom(st), Streams: StreamsFrom(js),
-		Kube: m, Metadata: mc, Discovery: dc}, nil
+		Kube: m, Metadata: mc, Discovery: dc, Workloads: wc}, nil
 }

@@ -46,7 +46,7 @@ func TestOverrideImageFollowsTheClusterLabels(t *testing.T) {
 		want string
 	}{{eu, euImage}, {us, baseImage}} {
 		rev := tc.e.publish(tc.e.component("resizer", euImageOverride))
-		tc.e.waitStatus("resizer", api.ConditionReady, "True", rev)
+		tc.e.waitStatus("resizer", api.ConditionApplied, "True", rev)
 		tc.e.waitFor(deployments, "resizer", imageIs(tc.want))
 	}
 }
@@ -61,14 +61,14 @@ func TestConflictingOverridesStallOnlyTheClusterTheySelect(t *testing.T) {
 	}))
 
 	rec := eu.waitStatus("resizer", api.ConditionStalled, "True", rev)
-	ready, _ := rec.Condition(api.ConditionReady)
+	ready, _ := rec.Condition(api.ConditionApplied)
 	want := `overrides for cluster "eu-1": spec.overrides[1].image: Invalid value: "` + canaryImage +
 		`": conflicts with spec.overrides[0].image ("` + euImage + `")`
 	if ready.Status != api.ConditionFalse || ready.Reason != reasons.InvalidOverride || !strings.Contains(ready.Message, want) {
 		t.Errorf("eu-1 Ready %+v, want False, %s, naming %q", ready, reasons.InvalidOverride, want)
 	}
 
-	us.waitStatus("resizer", api.ConditionReady, "True", rev)
+	us.waitStatus("resizer", api.ConditionApplied, "True", rev)
 	if rec := us.waitStatus("resizer", api.ConditionStalled, "False", rev); rec.Error != "" {
 		t.Errorf("us-1 reports %q", rec.Error)
 	}

@@ -70,8 +70,8 @@ func TestObjectsTinyctlDidNotCreateAreNeverTouched(t *testing.T) {
 	e.start()
 	comp := e.component("legacy")
 	rev := e.publish(comp)
-	rec := e.waitStatus("legacy", api.ConditionReady, "False", rev)
-	c, _ := rec.Condition(api.ConditionReady)
+	rec := e.waitStatus("legacy", api.ConditionApplied, "False", rev)
+	c, _ := rec.Condition(api.ConditionApplied)
 	if c.Reason != reasons.Conflict || !strings.Contains(c.Message, "tinyctl did not create it") {
 		t.Errorf("Ready = %+v, want reason %s saying tinyctl did not create the object", c, reasons.Conflict)
 	}
@@ -144,8 +144,8 @@ func TestNoWorkerRunsWithoutItsNetworkPolicy(t *testing.T) {
 	e.start()
 	comp := e.component("fenced")
 	rev := e.publish(comp)
-	rec := e.waitStatus("fenced", api.ConditionReady, "False", rev)
-	c, _ := rec.Condition(api.ConditionReady)
+	rec := e.waitStatus("fenced", api.ConditionApplied, "False", rev)
+	c, _ := rec.Condition(api.ConditionApplied)
 	if !strings.Contains(c.Message, "network policies are frozen") {
 		t.Errorf("Ready = %+v, want the API server's refusal of the NetworkPolicy", c)
 	}
@@ -158,7 +158,7 @@ func TestNoWorkerRunsWithoutItsNetworkPolicy(t *testing.T) {
 	enforced(false)
 	comp.Spec.Image += "-1"
 	rev = e.publish(comp)
-	e.waitStatus("fenced", api.ConditionReady, "True", rev)
+	e.waitStatus("fenced", api.ConditionApplied, "True", rev)
 	e.waitFor(networkPolicies, "fenced", nil)
 	e.waitFor(deployments, "fenced", nil)
 }

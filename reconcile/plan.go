@@ -118,7 +118,7 @@ func decide(in input) plan {
 		p.kind, p.err = planInvalid, err
 		return p
 	}
-	if !Placed(comp, in.cluster.name, in.cluster.labels) {
+	if !overrides.Places(comp, in.cluster.asOverrides()) {
 		p.kind, p.prune = planUnplace, in.live
 		if err := holdUnplace(in, comp); err != nil && !in.acceptUnplace {
 			p.kind, p.prune, p.err = planHold, nil, err

@@ -337,7 +337,7 @@ func TestAHeldUnplaceOutlivesLaterRevisions(t *testing.T) {
 			case planHold:
 				st = heldStatus(in, p)
 			case planInvalid, planApply:
-				st = recordOf(in, p, nil, p.err)
+				st = recordOf(in, p, nil, p.err, nil)
 			default:
 				return
 			}

@@ -31,11 +31,11 @@ func TestAForbiddenOptionalKindDoesNotWedgeTheLoop(t *testing.T) {
 	}
 
 	rev := e.publish(e.component("plain"))
-	e.waitStatus("plain", api.ConditionReady, "True", rev)
+	e.waitStatus("plain", api.ConditionApplied, "True", rev)
 	rev = e.publish(e.component("scales", scaled))
 	e.waitFor(deployments, "scales", nil)
-	rec := e.waitStatus("scales", api.ConditionReady, "False", rev)
-	r, _ := condition(rec.Conditions, api.ConditionReady)
+	rec := e.waitStatus("scales", api.ConditionApplied, "False", rev)
+	r, _ := condition(rec.Conditions, api.ConditionApplied)
 	if r.Reason != reasons.KindForbidden || !strings.Contains(r.Message, "ScaledObject") {
 		t.Errorf("Ready = %+v, want reason %s naming ScaledObject", r, reasons.KindForbidden)
 	}

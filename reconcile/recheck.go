@@ -38,6 +38,9 @@ func (c *Controller) recheck(ctx context.Context, full bool) {
 	if err := c.children.startAvailable(ctx); err != nil {
 		log.Warn().Err(err).Msg("start child informers")
 	}
+	if err := c.startWorkloads(ctx); err != nil {
+		log.Warn().Err(err).Msg("start workload informers")
+	}
 	if !c.Ready() {
 		return
 	}

@@ -76,5 +76,14 @@ func (c *children) withoutRefused(objs []*unstructured.Unstructured) ([]*unstruc
 
 // Unwatched describes each optional child kind the loop runs without
 // because the API server refuses to let it list that kind ("ScaledObject:
-// ... forbidden ..."); empty when every served kind is watched.
-func (c *Controller) Unwatched() []string { return c.children.unwatched() }
+// ... forbidden ..."), and pods when Ready is judged without them; empty
+// when every served kind is watched.
+func (c *Controller) Unwatched() []string {
+	out := c.children.unwatched()
+	if c.workloads != nil {
+		if why := c.workloads.Unwatched(); why != "" {
+			out = append(out, why)
+		}
+	}
+	return out
+}

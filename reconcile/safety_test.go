@@ -33,7 +33,7 @@ func TestRestartWithNothingChangedWritesNothing(t *testing.T) {
 		revs[name] = e.publish(e.component(name, mut))
 	}
 	for name, rev := range revs {
-		e.waitStatus(name, api.ConditionReady, "True", rev)
+		e.waitStatus(name, api.ConditionApplied, "True", rev)
 	}
 	e.halt()
 
@@ -115,7 +115,7 @@ func TestRecreatedEmptyBucketDeletesNothing(t *testing.T) {
 	names := []string{"keep-a", "keep-b", "keep-c"}
 	for _, n := range names {
 		rev := e.publish(e.component(n))
-		e.waitStatus(n, api.ConditionReady, "True", rev)
+		e.waitStatus(n, api.ConditionApplied, "True", rev)
 	}
 	ctx := context.Background()
 	if err := e.js.DeleteKeyValue(ctx, specs.DefaultBucket); err != nil {

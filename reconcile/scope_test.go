@@ -28,7 +28,7 @@ func TestCreateNamespacesCreatesAMissingTarget(t *testing.T) {
 	rev := e.publish(comp)
 	testenv.Eventually(t, 30*time.Second, func() error {
 		rec, err := e.statuses.Get(context.Background(), api.Key(target, "maker"), e.cfg.Cluster.Name)
-		if err != nil || rec.ObservedRevision != rev || !rec.IsTrue(api.ConditionReady) {
+		if err != nil || rec.ObservedRevision != rev || !rec.IsTrue(api.ConditionApplied) {
 			return fmt.Errorf("status %+v (%v), want Ready at %d", rec.Status, err, rev)
 		}
 		return nil
@@ -59,7 +59,7 @@ func TestMissingNamespaceIsNotCreatedUnlessAsked(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if c, _ := rec.Condition(api.ConditionReady); rec.ObservedRevision != rev || c.Reason != reasons.NamespaceMissing {
+		if c, _ := rec.Condition(api.ConditionApplied); rec.ObservedRevision != rev || c.Reason != reasons.NamespaceMissing {
 			return fmt.Errorf("status %+v, want Ready False NamespaceMissing at %d", rec.Status, rev)
 		}
 		return nil
@@ -75,7 +75,7 @@ func TestNamespaceOutsideTheAllowListIsRefused(t *testing.T) {
 	e.start()
 	rev := e.publish(e.component("intruder", func(c *api.Component) { c.Metadata.Namespace = other }))
 	var rec = e.waitStatusIn(other, "intruder", api.ConditionStalled, "True", rev)
-	c, _ := rec.Condition(api.ConditionReady)
+	c, _ := rec.Condition(api.ConditionApplied)
 	if c.Reason != reasons.NamespaceNotAllowed || !strings.Contains(c.Message, other) {
 		t.Fatalf("Ready %+v, want reason NamespaceNotAllowed naming %s", c, other)
 	}
@@ -93,7 +93,7 @@ func TestTheClustersOwnNamespacesAreNeverManagedUnlessListed(t *testing.T) {
 	e.start()
 	rev := e.publish(e.component("sneaky", func(c *api.Component) { c.Metadata.Namespace = "kube-system" }))
 	rec := e.waitStatusIn("kube-system", "sneaky", api.ConditionStalled, "True", rev)
-	c, _ := rec.Condition(api.ConditionReady)
+	c, _ := rec.Condition(api.ConditionApplied)
 	if c.Reason != reasons.NamespaceNotAllowed || !strings.Contains(c.Message, `namespace "kube-system" is reserved`) {
 		t.Fatalf("Ready %+v, want reason NamespaceNotAllowed saying kube-system is reserved", c)
 	}
@@ -102,7 +102,7 @@ func TestTheClustersOwnNamespacesAreNeverManagedUnlessListed(t *testing.T) {
 	}
 	// Any other namespace is managed.
 	rev = e.publish(e.component("fine"))
-	e.waitStatus("fine", api.ConditionReady, "True", rev)
+	e.waitStatus("fine", api.ConditionApplied, "True", rev)
 }
 
 func TestPlacementMovingAwayUnplacesButKeepsTheStream(t *testing.T) {
@@ -110,7 +110,7 @@ func TestPlacementMovingAwayUnplacesButKeepsTheStream(t *testing.T) {
 	e.start()
 	here := e.component("mover", func(c *api.Component) { c.Spec.Placement = &api.Placement{Clusters: []string{"test"}} })
 	rev := e.publish(here)
-	e.waitStatus("mover", api.ConditionReady, "True", rev)
+	e.waitStatus("mover", api.ConditionApplied, "True", rev)
 	e.waitFor(deployments, "mover", nil)
 	e.waitFor(networkPolicies, "mover", nil)
 
@@ -138,7 +138,7 @@ func TestSubjectsOutsideTheNamespaceAreRefused(t *testing.T) {
 		c.Spec.Jobs.Publish = []string{e.ns + ".results"}
 	}))
 	rec := e.waitStatus("poacher", api.ConditionStalled, "True", rev)
-	c, _ := rec.Condition(api.ConditionReady)
+	c, _ := rec.Condition(api.ConditionApplied)
 	want := `spec.jobs.subjects[0]: Forbidden: "billing.jobs.>" is outside the subjects namespace ` + e.ns + ` may use (` + e.ns + `.>)`
 	if c.Reason != reasons.InvalidSpec || !strings.Contains(c.Message, want) {
 		t.Fatalf("Ready %+v, want InvalidSpec naming %q", c, want)

@@ -6,7 +6,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/overrides"
 	"github.com/tinyctl/tinyctl/api/reasons"
+	"github.com/tinyctl/tinyctl/workload"
 )
 
 // holdUnplace says why the children of comp, which does not select this
@@ -47,7 +49,7 @@ func holdUnplace(in input, comp api.Component) error {
 	if was == nil {
 		was = in.cluster.labels // a record from before labels were kept
 	}
-	if in.entry.rev > prev.ObservedRevision && !Placed(comp, in.cluster.name, was) {
+	if in.entry.rev > prev.ObservedRevision && !overrides.Places(comp, overrides.Cluster{Name: in.cluster.name, Labels: was}) {
 		return nil
 	}
 	return withClass(Permanent, reasons.UnplaceHeld, fmt.Errorf(
@@ -76,7 +78,7 @@ func heldStatus(in input, p plan) api.Status {
 	} else {
 		st.HeldSince = p.rev
 	}
-	st.Error, st.Conditions = p.err.Error(), conditions(p.err)
+	st.Error, st.Conditions = p.err.Error(), conditions(p.err, nil)
 	return st
 }
 
@@ -85,9 +87,9 @@ func heldStatus(in input, p plan) api.Status {
 // nothing, so its record keeps what the cluster last applied and under
 // which identity (labels, a held unplace): a later revision is judged
 // against that, not against labels that changed since.
-func recordOf(in input, p plan, kids []api.Child, err error) api.Status {
+func recordOf(in input, p plan, kids []api.Child, err error, h *workload.Health) api.Status {
 	st := api.Status{Component: p.key, Cluster: in.cluster.name, ObservedRevision: p.rev,
-		ClusterLabels: in.cluster.labels, Conditions: conditions(err), Children: kids}
+		ClusterLabels: in.cluster.labels, Conditions: conditions(err, h), Children: kids}
 	if p.kind == planInvalid && in.prev != nil {
 		st.ClusterLabels, st.HeldSince, st.Children = in.prev.ClusterLabels, in.prev.HeldSince, in.prev.Children
 	}

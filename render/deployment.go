@@ -25,6 +25,12 @@ const (
 	credsVolume   = "nats-creds"
 	// credsMode lets the owner and the fsGroup read the credentials file.
 	credsMode int32 = 0o440
+	// MinReadySeconds is how long a worker pod must stay ready before it
+	// counts as available: a worker that exits at start is never
+	// available, so the component is not reported Ready (and apply
+	// --wait does not return) in the moment between its start and its
+	// crash.
+	MinReadySeconds int32 = 10
 )
 
 func deployment(c api.Component, cl Cluster, m meta) (*appsv1.Deployment, error) {
@@ -37,7 +43,8 @@ func deployment(c api.Component, cl Cluster, m meta) (*appsv1.Deployment, error)
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: m.objectMeta(reloadAnnotation(c, cl)),
 		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: selectorLabels(md.Namespace, md.Name)},
+			Selector:        &metav1.LabelSelector{MatchLabels: selectorLabels(md.Namespace, md.Name)},
+			MinReadySeconds: MinReadySeconds,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: objectLabels(md.Namespace, md.Name, md.Labels)},
 				Spec:       podSpec(ctr, cl.RunAsUser, credentialsSecret(c, cl)),

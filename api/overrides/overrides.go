@@ -42,6 +42,20 @@ func Selects(o api.Override, cl Cluster) bool {
 	return o.ClusterSelector == nil || matches(o.ClusterSelector, cl.Labels)
 }
 
+// Places reports whether c's placement selects cl: no placement selects
+// every cluster; with both a cluster list and a selector, both must match
+// (a selector that does not parse matches nothing).
+func Places(c api.Component, cl Cluster) bool {
+	p := c.Spec.Placement
+	if p == nil {
+		return true
+	}
+	if len(p.Clusters) > 0 && !slices.Contains(p.Clusters, cl.Name) {
+		return false
+	}
+	return p.ClusterSelector == nil || matches(p.ClusterSelector, cl.Labels)
+}
+
 func matches(sel *metav1.LabelSelector, clusterLabels map[string]string) bool {
 	s, err := metav1.LabelSelectorAsSelector(sel)
 	return err == nil && s.Matches(labels.Set(clusterLabels))

@@ -42,3 +42,31 @@ const (
 	// because the cluster's name or labels changed; children are kept.
 	UnplaceHeld = "UnplaceHeld"
 )
+
+// Reasons of the Ready and Degraded conditions that describe the workload
+// (the Deployment and its pods) once every child is applied. Reasons the
+// kubelet gives a container that cannot start and that no constant names
+// here (CreateContainerConfigError, say) are passed through as it wrote
+// them.
+const (
+	// Available: every replica runs the applied revision and is available.
+	Available = "Available"
+	// ScaledToZero: the workload runs no replica, as asked (replicas 0, or
+	// KEDA scaled it to zero on an empty queue).
+	ScaledToZero = "ScaledToZero"
+	// Progressing: the rollout of the applied revision is under way.
+	Progressing = "Progressing"
+	// ImagePullBackOff: a pod cannot pull its image.
+	ImagePullBackOff = "ImagePullBackOff"
+	// CrashLoopBackOff: a container keeps exiting and is restarted with
+	// back-off.
+	CrashLoopBackOff = "CrashLoopBackOff"
+	// Unschedulable: the scheduler finds no node for a pod.
+	Unschedulable = "Unschedulable"
+	// FailedCreate: the API server refuses the Deployment's pods (a quota,
+	// Pod Security, an admission webhook).
+	FailedCreate = "FailedCreate"
+	// ProgressDeadlineExceeded: the rollout made no progress within the
+	// Deployment's progress deadline.
+	ProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+)

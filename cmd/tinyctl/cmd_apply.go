@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +27,8 @@ type applyOptions struct {
 	ifRevision uint64
 	kube       cli.KubeFlags
 	cluster    clusterFlag
+	wait       bool
+	timeout    time.Duration
 }
 
 func newApplyCmd(o *options) *cobra.Command {
@@ -37,10 +40,17 @@ func newApplyCmd(o *options) *cobra.Command {
 *.json) and standard input given with -f, validates all of them, and publishes
 each one to the spec bucket, printing whether it was created, configured or
 unchanged. If any document anywhere is invalid, every problem is printed and
-nothing is published.`,
+nothing is published.
+
+--wait then waits until every live cluster the placement of each component
+selects reports it Ready at the revision published: its children applied and
+its pods running it (or scaled to zero). It exits 0 when they all do, and 1
+with what each cluster reports otherwise: at --timeout, or at once when a
+cluster reports what waiting cannot change (Stalled, ProgressDeadlineExceeded).`,
 		Example: `  tinyctl apply -f examples/
   tinyctl apply -f resizer.yaml --dry-run=server
-  tinyctl apply -f resizer.yaml --if-revision 7`,
+  tinyctl apply -f resizer.yaml --if-revision 7
+  tinyctl apply -f resizer.yaml --wait --timeout 2m`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.run(cmd, o) },
 	}
@@ -50,6 +60,8 @@ nothing is published.`,
 	cmd.Flags().Lookup("dry-run").NoOptDefVal = dryRunClient
 	cmd.Flags().Uint64Var(&a.ifRevision, "if-revision", 0,
 		"publish only if the component is at this revision (0: only if it does not exist); one component only")
+	cmd.Flags().BoolVar(&a.wait, "wait", false, "wait until every cluster the components are placed on runs the published revision (Ready)")
+	addWaitTimeoutFlag(cmd.Flags(), &a.timeout)
 	a.kube.AddFlags(cmd.Flags())
 	a.cluster.addFlag(cmd.Flags())
 	return cmd
@@ -60,6 +72,9 @@ func (a *applyOptions) run(cmd *cobra.Command, o *options) error {
 	case dryRunNone, dryRunClient, dryRunServer:
 	default:
 		return usageError{fmt.Errorf("--dry-run must be %q, %q or %q, not %q", dryRunNone, dryRunClient, dryRunServer, a.dryRun)}
+	}
+	if a.wait && a.dryRun != dryRunNone {
+		return usageError{fmt.Errorf("--wait cannot be used with --dry-run: nothing is published to wait for")}
 	}
 	ctx, cancel := o.withTimeout(cmd.Context())
 	defer cancel()
@@ -88,26 +103,33 @@ func (a *applyOptions) run(cmd *cobra.Command, o *options) error {
 		return err
 	}
 	defer s.Close()
-	return a.publishAll(cmd.Context(), o, s.Client, pv, comps, opts, view)
+	published, err := a.publishAll(cmd.Context(), o, s.Client, pv, comps, opts, view)
+	if err != nil || !a.wait {
+		return err
+	}
+	return o.await(cmd.Context(), s.Client, published, api.ConditionReady, a.timeout)
 }
 
 // publishAll publishes comps in order, each within --request-timeout (not
 // all of them: a file of 10,000 components takes longer), stopping at the
 // first error. Progress goes to standard error on a long publish; a
-// summary of more than one component ends the output.
-func (a *applyOptions) publishAll(ctx context.Context, o *options, s *client.Client, pv *preview.Preview, comps []manifest.Component, opts client.PublishOptions, view clusterView) error {
+// summary of more than one component ends the output. It returns the
+// revisions published (or found unchanged).
+func (a *applyOptions) publishAll(ctx context.Context, o *options, s *client.Client, pv *preview.Preview, comps []manifest.Component, opts client.PublishOptions, view clusterView) ([]client.Awaited, error) {
 	p := newPublishProgress(o.errOut, o.now, len(comps))
+	published := make([]client.Awaited, 0, len(comps))
 	for i, c := range comps {
 		pctx, cancel := o.withTimeout(ctx)
-		action, err := a.publishOne(pctx, o, s, pv, c, opts, view)
+		res, err := a.publishOne(pctx, o, s, pv, c, opts, view)
 		cancel()
 		if err != nil {
 			if i > 0 {
-				return fmt.Errorf("%w\n%d of %d components were applied before it (%s); the rest were not", err, i, len(comps), p.summary())
+				return nil, fmt.Errorf("%w\n%d of %d components were applied before it (%s); the rest were not", err, i, len(comps), p.summary())
 			}
-			return err
+			return nil, err
 		}
-		p.add(action)
+		p.add(res.Action)
+		published = append(published, client.Awaited{Key: res.Key, Revision: res.Revision})
 	}
 	switch {
 	case len(comps) > 1 && opts.DryRun:
@@ -115,7 +137,7 @@ func (a *applyOptions) publishAll(ctx context.Context, o *options, s *client.Cli
 	case len(comps) > 1:
 		fmt.Fprintf(o.out, "Done: %s.\n", p.summary())
 	}
-	return nil
+	return published, nil
 }
 
 // preview connects to the API server for --dry-run=server, else is nil.
@@ -133,10 +155,10 @@ func (a *applyOptions) preview(o *options) (*preview.Preview, error) {
 // publishOne publishes c (or decides what publishing would do) and prints
 // the outcome, then the server dry-run of its objects when asked. It
 // returns what it did, or would do, to c.
-func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Client, pv *preview.Preview, c manifest.Component, opts client.PublishOptions, view clusterView) (api.Action, error) {
+func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Client, pv *preview.Preview, c manifest.Component, opts client.PublishOptions, view clusterView) (client.PublishResult, error) {
 	res, err := s.Publish(ctx, c.Component, opts)
 	if err != nil {
-		return "", err
+		return res, err
 	}
 	st := o.style()
 	action := string(res.Action)
@@ -146,15 +168,15 @@ func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Cli
 	switch a.dryRun {
 	case dryRunNone:
 		fmt.Fprintf(o.out, "component/%s %s (revision %d)\n", res.Key, action, res.Revision)
-		return res.Action, nil
+		return res, nil
 	case dryRunClient:
 		fmt.Fprintf(o.out, "component/%s %s (dry run)\n", res.Key, action)
-		return res.Action, nil
+		return res, nil
 	}
 	fmt.Fprintf(o.out, "component/%s %s (server dry run)\n", res.Key, action)
 	comp, err := view.resolve(c.Component)
 	if err != nil {
-		return "", err
+		return res, err
 	}
 	p := o.progress("dry-running component " + c.Key + " on the API server")
 	results, err := pv.DryRunComponent(ctx, comp, res.Revision, view.render)
@@ -166,5 +188,5 @@ func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Cli
 		}
 		fmt.Fprintf(o.out, "  %s accepted by the API server\n", r.Ref)
 	}
-	return res.Action, err
+	return res, err
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -23,6 +25,8 @@ type statusFlags struct {
 	output       string
 	all, watch   bool
 	statusBucket string
+	waitFor      string
+	timeout      time.Duration
 }
 
 func newStatusCmd(o *options) *cobra.Command {
@@ -40,10 +44,19 @@ A warning on stderr names the clusters whose controller finds no running KEDA
 operator while components there ask to be scaled (spec.scaling): they will not
 scale until KEDA is installed (tinyctl install --with-keda).
 --watch prints the view again whenever it changes, until interrupted.
--o json and -o yaml print a StatusList (see docs/cli.md).`,
+-o json and -o yaml print a StatusList (see docs/cli.md).
+
+--wait-for=Ready (or Applied) waits, as kubectl wait does, until every
+live cluster that places each selected component reports the condition True
+at its latest revision, then prints one line per component and cluster. It
+exits 1 with what each cluster reports at --timeout, or at once when one
+reports what waiting cannot change (Stalled, ProgressDeadlineExceeded).
+Ready: the children are applied and the pods run the revision (or are scaled
+to zero). Applied: the children are applied, whatever the pods do.`,
 		Example: `  tinyctl status -A
   tinyctl status resizer -n media
-  tinyctl status -n media --watch`,
+  tinyctl status -n media --watch
+  tinyctl status resizer -n media --wait-for=Ready --timeout 2m`,
 		Args:              usageArgs(cobra.MaximumNArgs(1)),
 		ValidArgsFunction: o.completeNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -53,6 +66,8 @@ scale until KEDA is installed (tinyctl install --with-keda).
 	addOutputFlag(cmd, &f.output, "table", cli.FormatTable, cli.FormatYAML, cli.FormatJSON)
 	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "show the components of every namespace")
 	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "print the view again whenever it changes, until interrupted")
+	cmd.Flags().StringVar(&f.waitFor, "wait-for", "", "wait until the condition (Ready or Applied) is True on every cluster that places the components")
+	addWaitTimeoutFlag(cmd.Flags(), &f.timeout)
 	addStatusBucketFlag(cmd.Flags(), &f.statusBucket)
 	return cmd
 }
@@ -71,6 +86,9 @@ func (f *statusFlags) run(ctx context.Context, o *options, args []string) error 
 	sel, err := o.selector(args, f.all)
 	if err != nil {
 		return err
+	}
+	if f.waitFor != "" {
+		return f.waitForCondition(ctx, o, sel)
 	}
 	src, closeSrc, err := o.openStatusView(ctx, f.statusBucket, f.watch)
 	if err != nil {
@@ -203,4 +221,38 @@ func (o *options) watchStatus(ctx context.Context, src *session, view func(clien
 		again = true
 		return nil
 	})
+}
+
+// waitForCondition waits for --wait-for on the latest revision of every
+// selected component.
+func (f *statusFlags) waitForCondition(ctx context.Context, o *options, sel client.Selector) error {
+	cond, err := waitCondition(f.waitFor)
+	if err != nil {
+		return err
+	}
+	if f.watch {
+		return usageError{errors.New("--wait-for cannot be used with --watch")}
+	}
+	src, closeSrc, err := o.openStatusView(ctx, f.statusBucket, true)
+	if err != nil {
+		return err
+	}
+	defer closeSrc()
+	rows, err := o.readRows(ctx, src, func(snap client.Snapshot) []client.Row { return client.Rows(snap, sel) })
+	if err != nil {
+		return err
+	}
+	var targets []client.Awaited
+	for _, r := range rows {
+		if r.LatestRevision != 0 && !slices.ContainsFunc(targets, func(t client.Awaited) bool { return t.Key == r.Key }) {
+			targets = append(targets, client.Awaited{Key: r.Key, Revision: r.LatestRevision})
+		}
+	}
+	if len(targets) == 0 {
+		if sel.Name != "" {
+			return o.notFound(sel.Name)
+		}
+		return fmt.Errorf("no components found in %s", o.where(sel))
+	}
+	return o.await(ctx, src.Client, targets, cond, f.timeout)
 }

@@ -182,7 +182,7 @@ func TestShippedQueriesUseExportedSeries(t *testing.T) {
 	ns := kube.RestrictedNamespace(t)
 	p := u.serveFor(ns)
 	u.must("apply", "-f", u.file("c.yaml", component(ns, "metered", "registry.example.com/acme/worker:1")))
-	u.waitStatus(ns, ns+" metered "+e2eCluster+" True Reconciled 1/1 live")
+	u.waitStatus(ns, ns+" metered "+e2eCluster+" False Progressing 1/1 live")
 	var exp exposed
 	testenv.Eventually(t, 30*time.Second, func() error {
 		_, body, err := p.Get("/metrics")

@@ -105,10 +105,11 @@ func TestARawKVPutIsReconciledExactlyLikeAnApply(t *testing.T) {
 	// ...and a person applies the same component under another name.
 	u.must("apply", "-f", u.file("c.yaml", component(ns, "viacli", "registry.example.com/acme/extractor:1.4.2")))
 
-	// Ready: every child of both is applied.
+	// Both reconciled: every child applied; not Ready, as no Deployment
+	// controller or kubelet runs here to start their pods.
 	u.waitStatus(ns,
-		ns+" viacli "+e2eCluster+" True Reconciled 2/2 live",
-		ns+" viaraw "+e2eCluster+" True Reconciled 1/1 live")
+		ns+" viacli "+e2eCluster+" False Progressing 2/2 live",
+		ns+" viaraw "+e2eCluster+" False Progressing 1/1 live")
 	viaRaw := deployment(t, ns, "viaraw", exists)
 	viaCLI := deployment(t, ns, "viacli", exists)
 	if diff := cmp.Diff(anonymous(t, viaRaw.Spec, "viaraw"), anonymous(t, viaCLI.Spec, "viacli")); diff != "" {
@@ -140,7 +141,7 @@ func TestRollbackRestoresAnEarlierSpecAndTheClusterFollows(t *testing.T) {
 	u.file("c.yaml", component(ns, "worker", "registry.example.com/acme/worker:2"))
 	u.must("apply", "-f", f) // revision 2
 	deployment(t, ns, "worker", runs("registry.example.com/acme/worker:2"))
-	u.waitStatus(ns, ns+" worker "+e2eCluster+" True Reconciled 2/2 live")
+	u.waitStatus(ns, ns+" worker "+e2eCluster+" False Progressing 2/2 live")
 
 	r := u.must("rollback", "worker", "-n", ns)
 	expect(t, r, 0, []string{"component/" + ns + ".worker rolled back to revision 1 (new revision 3)\n"}, nil)
@@ -156,12 +157,12 @@ func TestRollbackRestoresAnEarlierSpecAndTheClusterFollows(t *testing.T) {
 			return fmt.Errorf("status worker: %d items, want 1", len(list.Items))
 		}
 		it := list.Items[0]
-		if it.ObservedRevision != 3 || it.LatestRevision != 3 || !it.UpToDate || it.Ready != "True" || it.Stale {
-			return fmt.Errorf("status worker = %+v, want observed = latest = 3, Ready, live", it)
+		if it.ObservedRevision != 3 || it.LatestRevision != 3 || !it.UpToDate || it.Applied != "True" || it.Ready != "False" || it.Stale {
+			return fmt.Errorf("status worker = %+v, want observed = latest = 3, Applied (not Ready: no pods run here), live", it)
 		}
 		return nil
 	})
-	u.waitStatus(ns, ns+" worker "+e2eCluster+" True Reconciled 3/3 live")
+	u.waitStatus(ns, ns+" worker "+e2eCluster+" False Progressing 3/3 live")
 }
 
 func TestRenderAndDiffUseTheSettingsAClusterReports(t *testing.T) {

@@ -143,11 +143,11 @@ func TestStatusShowsEveryClusterAndMarksStaleOnes(t *testing.T) {
 type statusList struct {
 	APIVersion, Kind string
 	Items            []struct {
-		Key, Namespace, Name, Cluster    string
-		LatestRevision, ObservedRevision uint64
-		UpToDate, Stalled, Stale         bool
-		Ready, Reason, Message           string
-		Heartbeat                        *struct {
+		Key, Namespace, Name, Cluster      string
+		LatestRevision, ObservedRevision   uint64
+		UpToDate, Stalled, Stale, Degraded bool
+		Ready, Applied, Reason, Message    string
+		Heartbeat                          *struct {
 			Controller string
 			TTLSeconds int64
 			Time       time.Time
@@ -191,7 +191,7 @@ func TestStatusMachineOutput(t *testing.T) {
 	}
 
 	yml := u.must("status", "cropper", "-n", "media", "-o", "yaml").stdout
-	want := "apiVersion: tinyctl.io/v1alpha1\nkind: StatusList\nitems:\n- key: media.cropper\n  namespace: media\n  name: cropper\n  latestRevision: 2\n  observedRevision: 0\n  upToDate: false\n  ready: Unknown\n  stalled: false\n  reason: NotReconciled\n"
+	want := "apiVersion: tinyctl.io/v1alpha1\nkind: StatusList\nitems:\n- key: media.cropper\n  namespace: media\n  name: cropper\n  latestRevision: 2\n  observedRevision: 0\n  upToDate: false\n  ready: Unknown\n  applied: Unknown\n  degraded: false\n  stalled: false\n  reason: NotReconciled\n"
 	if !strings.HasPrefix(yml, want) {
 		t.Errorf("status -o yaml:\n%s\nwant it to start with:\n%s", yml, want)
 	}

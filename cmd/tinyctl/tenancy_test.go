@@ -280,7 +280,7 @@ func (o *controlObserver) snapshot(t *testing.T, ns, stream, consumer string) st
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err.Error()
 		}
-		return fmt.Sprintf("revision %d ready %v", s.ObservedRevision, s.IsTrue(api.ConditionReady))
+		return fmt.Sprintf("revision %d ready %v", s.ObservedRevision, s.IsTrue(api.ConditionApplied))
 	})
 	value("tinyctl-leases", "controller."+render.DefaultClusterName, func(b []byte) string {
 		var l struct {

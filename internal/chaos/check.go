@@ -81,7 +81,7 @@ func Take(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, s
 }
 
 // Converged checks invariants I1 to I3 against truth (the bucket's state
-// per key of the names given): a key with a value has Ready status at its
+// per key of the names given): a key with a value has Applied status at its
 // revision and every child carries that revision; a deleted key has no
 // child and no status; a key the bucket does not know keeps its children
 // only as reported orphans; and nothing managed exists under another
@@ -114,8 +114,8 @@ func keyProblems(w Want, key, name string, scaled bool, s Snapshot) []string {
 	switch {
 	case w.Live():
 		want := strconv.FormatUint(w.Revision, 10)
-		if !hasStatus || st.ObservedRevision != w.Revision || !st.IsTrue(api.ConditionReady) {
-			p = append(p, fmt.Sprintf("%s: status %s, want Ready at %d", key, statusLine(st, hasStatus), w.Revision))
+		if !hasStatus || st.ObservedRevision != w.Revision || !st.IsTrue(api.ConditionApplied) {
+			p = append(p, fmt.Sprintf("%s: status %s, want Applied at %d", key, statusLine(st, hasStatus), w.Revision))
 		}
 		if got := d.Annotations[render.AnnotationRevision]; !hasDep || got != want {
 			p = append(p, fmt.Sprintf("%s: Deployment at %q, want %s", key, got, want))

@@ -95,6 +95,8 @@ func runController(ctx context.Context, o Options, nats *bus.Embedded, cp *local
 			ClusterLabels:    ClusterLabels,
 			CreateNamespaces: true,
 			Recheck:          5 * time.Second,
+			// No kubelet runs pods here: Ready means applied.
+			ReadyWhenApplied: true,
 		},
 		HealthAddr:  o.HealthAddr,
 		MetricsAddr: o.MetricsAddr,

@@ -98,7 +98,7 @@ func startMember(ctx context.Context, o Options, dir string, hub *bus.Embedded, 
 		Kubeconfig: m.cp.Kubeconfig,
 		HubDomain:  HubDomain,
 		Loop: reconcile.Config{Cluster: render.Cluster{Name: m.name, NATS: render.NATS{URL: m.nats.ClientURL()}}, ClusterLabels: m.labels,
-			CreateNamespaces: true, Recheck: 5 * time.Second},
+			CreateNamespaces: true, Recheck: 5 * time.Second, ReadyWhenApplied: true},
 		HealthAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0",
 		Holder: m.name, LeaseTTL: 3 * time.Second,
 	})

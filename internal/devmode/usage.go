@@ -32,8 +32,9 @@ func printUsage(w io.Writer, nats *bus.Embedded, cp *localkube.ControlPlane, hea
 
 This cluster is named %q with labels %s: components whose placement
 selects other clusters do not run here. No nodes and no KEDA run in dev mode:
-Deployments and ScaledObjects are created, but no pods start; a component
-annotated %s runs that command as a local worker instead.
+Deployments and ScaledObjects are created, but no pods start, so Ready here
+means every child is applied (on a cluster it also means the pods run); a
+component annotated %s runs that command as a local worker instead.
 Press Ctrl-C to stop everything.
 `, ReadyLine, cp.Kubeconfig, nats.ClientURL(), nats.MonitorURL(), url(health, "/readyz"), url(metrics, "/metrics"),
 		ClusterName, labels.Set(ClusterLabels), api.AnnotationDevRun)

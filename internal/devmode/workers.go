@@ -11,7 +11,6 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/overrides"
 	"github.com/tinyctl/tinyctl/internal/localrun"
-	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -73,7 +72,7 @@ func exitStatus(err error) string {
 func startWorker(out io.Writer, c api.Component, name, natsURL string) (*localrun.Process, error) {
 	run := strings.Fields(c.Metadata.Annotations[api.AnnotationDevRun])
 	switch {
-	case !reconcile.Placed(c, ClusterName, ClusterLabels):
+	case !overrides.Places(c, overrides.Cluster{Name: ClusterName, Labels: ClusterLabels}):
 		fmt.Fprintf(out, "  %s: no local worker: its placement does not select cluster %q\n", name, ClusterName)
 		return nil, nil
 	case len(run) == 0:

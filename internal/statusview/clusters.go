@@ -32,19 +32,24 @@ func NewClusterList(rows []client.ClusterRow) ClusterList {
 	return ClusterList{APIVersion: api.APIVersion, Kind: ClusterListKind, Items: rows}
 }
 
-// WriteClusterTable writes NAME LABELS HEARTBEAT PLACED READY BEHIND HUB:
+// WriteClusterTable writes NAME LABELS HEARTBEAT PLACED READY DEGRADED
+// BEHIND HUB:
 // HEARTBEAT is the age of the last heartbeat, "stale <age>" once it
 // expired ("stale" when none is held); HUB is how the fleet hub gathers
 // the cluster's records ("-" when it does not).
 func WriteClusterTable(w io.Writer, style cli.Style, rows []client.ClusterRow, now time.Time) error {
-	t := newTable("NAME", "LABELS", "HEARTBEAT", "PLACED", "READY", "BEHIND", "HUB")
+	t := newTable("NAME", "LABELS", "HEARTBEAT", "PLACED", "READY", "DEGRADED", "BEHIND", "HUB")
 	for _, r := range rows {
 		behind := plain(strconv.Itoa(r.Behind))
 		if r.Behind > 0 {
 			behind.paint = style.Yellow
 		}
+		degraded := plain(strconv.Itoa(r.Degraded))
+		if r.Degraded > 0 {
+			degraded.paint = style.Red
+		}
 		t.row(plain(r.Name), plain(labelCell(r.Labels)), lastHeartbeat(style, r, now),
-			plain(strconv.Itoa(r.Placed)), plain(strconv.Itoa(r.Ready)), behind, plain(hub(r)))
+			plain(strconv.Itoa(r.Placed)), plain(strconv.Itoa(r.Ready)), degraded, behind, plain(hub(r)))
 	}
 	return t.write(w)
 }

@@ -38,10 +38,15 @@ type StatusItem struct {
 	ObservedRevision uint64 `json:"observedRevision"`
 	UpToDate         bool   `json:"upToDate"`
 	// Ready is the Ready condition's status: True, False or Unknown.
-	Ready   api.ConditionStatus `json:"ready"`
-	Stalled bool                `json:"stalled"`
-	Reason  string              `json:"reason,omitempty"`
-	Message string              `json:"message,omitempty"`
+	Ready api.ConditionStatus `json:"ready"`
+	// Applied is the Applied condition's status: every child applied,
+	// whatever the pods do (Unknown from a controller older than it).
+	Applied api.ConditionStatus `json:"applied"`
+	// Degraded says the workload has a problem to act on (Reason).
+	Degraded bool   `json:"degraded"`
+	Stalled  bool   `json:"stalled"`
+	Reason   string `json:"reason,omitempty"`
+	Message  string `json:"message,omitempty"`
 	// Stale says the cluster's heartbeat is missing or expired.
 	Stale     bool           `json:"stale"`
 	Heartbeat *HeartbeatInfo `json:"heartbeat,omitempty"`
@@ -70,7 +75,7 @@ func newStatusItem(r client.Row) StatusItem {
 	it := StatusItem{
 		Key: r.Key, Namespace: r.Namespace(), Name: r.Name(), Cluster: r.Cluster(),
 		LatestRevision: r.LatestRevision, ObservedRevision: r.ObservedRevision(), UpToDate: r.UpToDate(),
-		Ready: r.Ready(), Stalled: r.Stalled(), Reason: r.Reason(), Message: r.Message(), Stale: r.Stale(),
+		Ready: r.Ready(), Applied: r.Applied(), Degraded: r.Degraded(), Stalled: r.Stalled(), Reason: r.Reason(), Message: r.Message(), Stale: r.Stale(),
 	}
 	if r.Status != nil {
 		st := r.Status.Status

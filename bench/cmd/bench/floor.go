@@ -50,7 +50,7 @@ func (e *env) rawWrite(ctx context.Context, c api.Component, rev uint64, cluster
 	}
 	now := time.Now()
 	_, err = e.statuses.Put(ctx, api.Status{Component: api.KeyOf(c), Cluster: cluster.Name, ObservedRevision: rev,
-		Conditions: []api.Condition{{Type: api.ConditionReady, Status: api.ConditionTrue, LastTransitionTime: now}},
+		Conditions: []api.Condition{{Type: api.ConditionApplied, Status: api.ConditionTrue, LastTransitionTime: now}},
 		UpdatedAt:  now})
 	return err
 }

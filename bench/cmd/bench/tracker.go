@@ -64,7 +64,7 @@ func (t *tracker) run() {
 			continue
 		}
 		st, err := status.Decode(ev.Entry)
-		if err != nil || !st.IsTrue(api.ConditionReady) {
+		if err != nil || !st.IsTrue(api.ConditionApplied) {
 			continue
 		}
 		t.saw(st.Component, st.ObservedRevision)

@@ -92,7 +92,7 @@ func (r *reconciler) ready(ctx context.Context, u *unstructured.Unstructured, ge
 	}
 	u.Object["status"] = map[string]any{
 		"observedGeneration": gen,
-		"conditions": []any{map[string]any{"type": api.ConditionReady, "status": string(api.ConditionTrue),
+		"conditions": []any{map[string]any{"type": api.ConditionApplied, "status": string(api.ConditionTrue),
 			"lastTransitionTime": now}},
 	}
 	return r.client.Status().Patch(ctx, u, patch)

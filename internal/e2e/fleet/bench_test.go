@@ -111,7 +111,7 @@ func waitEverywhere(b *testing.B, c *client.Client, n int, rev uint64) {
 		testenv.Must(b, err)
 		ready := 0
 		for _, r := range snap.Statuses {
-			if cond, ok := r.Condition(api.ConditionReady); ok && cond.Status == api.ConditionTrue && r.ObservedRevision == rev {
+			if cond, ok := r.Condition(api.ConditionApplied); ok && cond.Status == api.ConditionTrue && r.ObservedRevision == rev {
 				ready++
 			}
 		}

@@ -79,7 +79,7 @@ func TestTwentyClustersEachGetTheirComponentsAndTheHubSeesAll(t *testing.T) {
 			if want := "edge-" + strings.TrimPrefix(ns, "fan-"); r.Cluster != want {
 				t.Fatalf("the hub has a status of %s from %s; only %s selects it", r.Component, r.Cluster, want)
 			}
-			if c, ok := r.Condition(api.ConditionReady); ok && c.Status == api.ConditionTrue && r.ObservedRevision == revs[r.Component] {
+			if c, ok := r.Condition(api.ConditionApplied); ok && c.Status == api.ConditionTrue && r.ObservedRevision == revs[r.Component] {
 				ready++
 			}
 		}

@@ -145,6 +145,7 @@ type statusItem struct {
 	Name             string `json:"name"`
 	Cluster          string `json:"cluster"`
 	Ready            string `json:"ready"`
+	Applied          string `json:"applied"`
 	Reason           string `json:"reason"`
 	ObservedRevision uint64 `json:"observedRevision"`
 	LatestRevision   uint64 `json:"latestRevision"`
@@ -248,12 +249,13 @@ func TestPublishOnceAtTheHubEveryPlacedClusterConvergesAndReportsHome(t *testing
 	// The clusters as the hub sees them.
 	var clusters struct {
 		Items []struct {
-			Name   string
-			Labels map[string]string
-			Placed int
-			Ready  int
-			Stale  bool
-			Member *fleet.Member
+			Name     string
+			Labels   map[string]string
+			Placed   int
+			Ready    int
+			Degraded int
+			Stale    bool
+			Member   *fleet.Member
 		}
 	}
 	testenv.Must(t, json.Unmarshal([]byte(tinyctl(t, hub, "clusters", "-o", "json")), &clusters))
@@ -262,8 +264,8 @@ func TestPublishOnceAtTheHubEveryPlacedClusterConvergesAndReportsHome(t *testing
 	}
 	for i, name := range []string{"eu-1", "us-1"} {
 		got := clusters.Items[i]
-		if got.Name != name || got.Placed != 1 || got.Ready != 1 || got.Stale || got.Member == nil {
-			t.Errorf("cluster %d: %+v, want %s with 1 placed and ready, live, a member", i, got, name)
+		if got.Name != name || got.Placed != 1 || got.Ready != 0 || got.Degraded != 0 || got.Stale || got.Member == nil {
+			t.Errorf("cluster %d: %+v, want %s with 1 placed (not ready: no pods run), none degraded, live, a member", i, got, name)
 		}
 	}
 	table := tinyctl(t, hub, "clusters")
@@ -286,7 +288,8 @@ func TestPublishOnceAtTheHubEveryPlacedClusterConvergesAndReportsHome(t *testing
 }
 
 func upToDate(it statusItem) bool {
-	return it.Ready == "True" && it.ObservedRevision == it.LatestRevision && !it.Stale
+	// Applied, not Ready: the members' API servers run no pods.
+	return it.Applied == "True" && it.ObservedRevision == it.LatestRevision && !it.Stale
 }
 
 // publish applies a component at the hub and returns its revision.

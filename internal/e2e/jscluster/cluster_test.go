@@ -202,7 +202,7 @@ func observed(st *status.Store, key string, rev uint64) error {
 		return fmt.Errorf("status of %s: %w", key, err)
 	}
 	ready := slices.ContainsFunc(r.Conditions, func(c api.Condition) bool {
-		return c.Type == api.ConditionReady && c.Status == api.ConditionTrue
+		return c.Type == api.ConditionApplied && c.Status == api.ConditionTrue
 	})
 	if r.ObservedRevision != rev || !ready {
 		return fmt.Errorf("status of %s: revision %d ready=%t (%s), want %d ready", key, r.ObservedRevision, ready, r.Error, rev)

@@ -62,6 +62,11 @@ and updates), delete (a component removed or a child no longer rendered). */}}
 - apiGroups: ["keda.sh"]
   resources: ["scaledobjects"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
+# The workers' pods, read only: a component is Ready when its pods run,
+# and says why not (ImagePullBackOff, CrashLoopBackOff, Unschedulable).
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["list", "watch"]
 {{- if .Values.nats.identity.signerSecret }}
 # Each worker's credentials Secret: read by name before it is written (to
 # check it is the component's own), never listed or watched.

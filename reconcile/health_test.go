@@ -1,0 +1,163 @@
+package reconcile_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/reasons"
+	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/reconcile"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// TestReadyFollowsTheWorkload: a component is Applied as soon as its
+// children are, and Ready only once its Deployment's status says the pods
+// run that revision. The test plays the Deployment controller and the
+// kubelet by writing the status subresources, as they would; the real
+// ones are proven on the real node (internal/e2e/node). A new revision is
+// never reported Ready on the strength of the old one's pods, and a pod
+// that cannot pull its image makes the component Degraded, naming it.
+func TestReadyFollowsTheWorkload(t *testing.T) {
+	e := newEnv(t, reconcile.Config{})
+	e.start()
+	ctx := context.Background()
+	apps := kube.Clientset(t).AppsV1().Deployments(e.ns)
+	two := func(c *api.Component) { c.Spec.Replicas = ptr.To(int32(2)) }
+
+	rev1 := e.publish(e.component("runner", two))
+	rec := e.waitStatus("runner", api.ConditionApplied, "True", rev1)
+	expectCondition(t, rec, api.ConditionReady, "False", reasons.Progressing, "observe generation 1")
+
+	// observed writes the status the Deployment controller would.
+	observed := func(replicas, updated, available int32) {
+		t.Helper()
+		d, err := apps.Get(ctx, "runner", metav1.GetOptions{})
+		testenv.Must(t, err)
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: replicas, UpdatedReplicas: updated,
+			ReadyReplicas: available, AvailableReplicas: available}
+		_, err = apps.UpdateStatus(ctx, d, metav1.UpdateOptions{})
+		testenv.Must(t, err)
+	}
+	rolledOut := func() { t.Helper(); observed(2, 2, 2) }
+	rolledOut()
+	rec = e.waitStatus("runner", api.ConditionReady, "True", rev1)
+	expectCondition(t, rec, api.ConditionReady, "True", reasons.Available, "2 of 2 replicas")
+	expectCondition(t, rec, api.ConditionDegraded, "False", reasons.Available, "")
+
+	// A new image: Applied at once, not Ready while the old pods run.
+	written := e.recordStatuses("runner")
+	rev2 := e.publish(e.component("runner", two, func(c *api.Component) { c.Spec.Image += "-2" }))
+	rec = e.waitStatus("runner", api.ConditionApplied, "True", rev2)
+	expectCondition(t, rec, api.ConditionReady, "False", reasons.Progressing, "")
+
+	// The rollout starts: one new pod, which cannot pull its image.
+	observed(3, 1, 2)
+	pod := e.workerPod("runner-new")
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", Image: "registry.example.com/acme/runner:1.0.0-2",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "connection refused"}}}}
+	_, err := kube.Clientset(t).CoreV1().Pods(e.ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+	testenv.Must(t, err)
+	rec = e.waitStatus("runner", api.ConditionDegraded, "True", rev2)
+	expectCondition(t, rec, api.ConditionReady, "False", reasons.ImagePullBackOff, `pod runner-new cannot pull image "registry.example.com/acme/runner:1.0.0-2"`)
+
+	// The rollout completes: Ready at revision 2.
+	testenv.Must(t, kube.Clientset(t).CoreV1().Pods(e.ns).Delete(ctx, pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}))
+	rolledOut()
+	e.waitStatus("runner", api.ConditionReady, "True", rev2)
+
+	// Every record written at revision 2 before the rollout completed said
+	// not Ready.
+	seen, degraded := 0, false
+	for _, st := range written() {
+		if st.ObservedRevision != rev2 {
+			continue
+		}
+		seen++
+		degraded = degraded || st.IsTrue(api.ConditionDegraded)
+		if st.IsTrue(api.ConditionReady) && !degraded {
+			c, _ := st.Condition(api.ConditionReady)
+			t.Errorf("record %d at revision %d said Ready before the new pods ran: %+v", seen, rev2, c)
+		}
+	}
+	if seen < 3 {
+		t.Errorf("%d records written at revision %d, want at least 3 (progressing, degraded, progressing or ready)", seen, rev2)
+	}
+}
+
+// expectCondition fails unless rec has condition typ with status, reason
+// and a message containing text.
+func expectCondition(t *testing.T, rec status.Record, typ, want, reason, text string) {
+	t.Helper()
+	c, ok := rec.Condition(typ)
+	if !ok || string(c.Status) != want || c.Reason != reason || !strings.Contains(c.Message, text) {
+		t.Errorf("%s = %+v, want %s %s with a message containing %q", typ, c, want, reason, text)
+	}
+}
+
+// workerPod creates a pod as the Deployment of component owner would (its
+// labels), restricted-compliant, and returns it.
+func (e *env) workerPod(name string) *corev1.Pod {
+	e.t.Helper()
+	owner := strings.TrimSuffix(name, "-new")
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Labels: map[string]string{
+		render.LabelManagedBy: render.ManagedByValue, render.LabelName: owner, render.LabelComponent: render.ComponentLabelValue(e.ns, owner)}},
+		Spec: corev1.PodSpec{
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(int64(65532)),
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{Name: "worker", Image: "registry.example.com/acme/runner:1.0.0-2",
+				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false),
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}}},
+		}}
+	// No controller-manager runs here to make the namespace's default
+	// ServiceAccount, which admission wants for a pod.
+	_, err := kube.Clientset(e.t).CoreV1().ServiceAccounts(e.ns).Create(context.Background(),
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		e.t.Fatal(err)
+	}
+	created, err := kube.Clientset(e.t).CoreV1().Pods(e.ns).Create(context.Background(), pod, metav1.CreateOptions{})
+	testenv.Must(e.t, err)
+	return created
+}
+
+// recordStatuses records every status of component name this cluster
+// writes from now on; call the function returned for what was written.
+func (e *env) recordStatuses(name string) func() []api.Status {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	e.t.Cleanup(cancel)
+	kv, err := e.js.KeyValue(ctx, status.DefaultBucket)
+	testenv.Must(e.t, err)
+	w, err := kv.Watch(ctx, status.Key(api.Key(e.ns, name), e.cfg.Cluster.Name), jetstream.UpdatesOnly())
+	testenv.Must(e.t, err)
+	var mu sync.Mutex
+	var out []api.Status
+	go func() {
+		for u := range w.Updates() {
+			var st api.Status
+			if u != nil && json.Unmarshal(u.Value(), &st) == nil {
+				mu.Lock()
+				out = append(out, st)
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() []api.Status {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(out)
+	}
+}
