@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 )
 
 // Apply makes the live object match obj. It skips the write when the live
@@ -31,17 +31,17 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 	}
 	switch {
 	case cfg.absent || apierrors.IsNotFound(err):
-		res.Action = api.Created
+		res.Action = action.Created
 	case err != nil:
 		return res, fmt.Errorf("%s apply failed: read live: %w", res.Ref(), err)
 	case !cfg.owns(live):
-		res.Action = api.Skipped
+		res.Action = action.Skipped
 		return res, fmt.Errorf("%s apply refused: %w", res.Ref(), notOwned(live, cfg))
 	case m.upToDate(live, obj):
-		res.Action = api.Unchanged
+		res.Action = action.Unchanged
 		return res, nil
 	default:
-		res.Action = api.Configured
+		res.Action = action.Configured
 	}
 	if err := expired(ctx); err != nil {
 		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
@@ -55,7 +55,7 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 		if cfg.absent && apierrors.IsConflict(err) {
 			return m.Apply(ctx, obj, append(opts[:len(opts):len(opts)], readLive())...)
 		}
-		res.Action = api.Failed
+		res.Action = action.Failed
 		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
 	}
 	return res, nil

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 )
 
 // SetOptions tune ApplyAll.
@@ -44,7 +44,7 @@ func (m *Manager) ApplyAll(ctx context.Context, objs []*unstructured.Unstructure
 			continue
 		}
 		if err != nil && res.Action == "" {
-			res.Action = api.Failed
+			res.Action = action.Failed
 		}
 		cs = append(cs, res)
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/deploy"
 	"github.com/tinyctl/tinyctl/internal/testenv"
@@ -45,7 +45,7 @@ func newApplier(t *testing.T) *apply.Manager {
 	return a
 }
 
-func mustApply(t *testing.T, a *apply.Manager, obj *unstructured.Unstructured, want api.Action, opts ...apply.Option) {
+func mustApply(t *testing.T, a *apply.Manager, obj *unstructured.Unstructured, want action.Action, opts ...apply.Option) {
 	t.Helper()
 	res, err := a.Apply(context.Background(), obj, opts...)
 	if err != nil {
@@ -61,9 +61,9 @@ func TestApplyCreatesThenSkipsThenConfigures(t *testing.T) {
 	a := newApplier(t)
 	mark := kube.AuditMark(t)
 
-	mustApply(t, a, configMap(ns, "cm", "one", "h1"), api.Created)
-	mustApply(t, a, configMap(ns, "cm", "one", "h1"), api.Unchanged)
-	mustApply(t, a, configMap(ns, "cm", "two", "h2"), api.Configured)
+	mustApply(t, a, configMap(ns, "cm", "one", "h1"), action.Created)
+	mustApply(t, a, configMap(ns, "cm", "one", "h1"), action.Unchanged)
+	mustApply(t, a, configMap(ns, "cm", "two", "h2"), action.Configured)
 
 	writes := kube.Writes(t, mark, func(e testenv.AuditEvent) bool { return e.ObjectRef.Namespace == ns })
 	if len(writes) != 2 {
@@ -74,7 +74,7 @@ func TestApplyCreatesThenSkipsThenConfigures(t *testing.T) {
 func TestApplyRevertsAnEditByAnotherManager(t *testing.T) {
 	ns := kube.Namespace(t, nil)
 	a := newApplier(t)
-	mustApply(t, a, configMap(ns, "cm", "mine", "h1"), api.Created)
+	mustApply(t, a, configMap(ns, "cm", "mine", "h1"), action.Created)
 
 	dc, _ := kube.Dynamic(t)
 	live, err := dc.Resource(configMaps).Namespace(ns).Get(context.Background(), "cm", metav1.GetOptions{})
@@ -86,7 +86,7 @@ func TestApplyRevertsAnEditByAnotherManager(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	mustApply(t, a, configMap(ns, "cm", "mine", "h1"), api.Configured)
+	mustApply(t, a, configMap(ns, "cm", "mine", "h1"), action.Configured)
 	got, err := dc.Resource(configMaps).Namespace(ns).Get(context.Background(), "cm", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -100,9 +100,9 @@ func TestDeleteReportsAbsentObjects(t *testing.T) {
 	ns := kube.Namespace(t, nil)
 	a := newApplier(t)
 	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
-	mustApply(t, a, configMap(ns, "cm", "x", "h"), api.Created)
+	mustApply(t, a, configMap(ns, "cm", "x", "h"), action.Created)
 
-	for _, want := range []api.Action{api.Deleted, api.Absent} {
+	for _, want := range []action.Action{action.Deleted, action.Absent} {
 		res, err := a.Delete(context.Background(), gvk, ns, "cm")
 		if err != nil || res.Action != want {
 			t.Fatalf("delete: %v %v, want %s", res, err, want)
@@ -136,7 +136,7 @@ func TestUnknownKindWaitsUntilTheCRDAppears(t *testing.T) {
 
 	kube.ApplyCRD(t, deploy.ScaledObjectCRD)
 	t.Cleanup(func() { kube.DeleteCRD(t, "scaledobjects.keda.sh") })
-	mustApply(t, a, scaledObject(ns), api.Created)
+	mustApply(t, a, scaledObject(ns), action.Created)
 }
 
 func TestInvalidObjectIsPermanent(t *testing.T) {
@@ -157,10 +157,10 @@ func TestKnownLiveSkipsTheRead(t *testing.T) {
 	cached := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
 		Name: "cm", Namespace: ns, Annotations: map[string]string{hashKey: "h1"}}}
 	res, err := a.Apply(context.Background(), configMap(ns, "cm", "one", "h1"), apply.KnownLive(cached))
-	if err != nil || res.Action != api.Unchanged {
+	if err != nil || res.Action != action.Unchanged {
 		t.Fatalf("apply with a matching cached object: %v %v, want unchanged", res, err)
 	}
 	// A cached object with another hash is applied.
 	cached.Annotations[hashKey] = "old"
-	mustApply(t, a, configMap(ns, "cm", "one", "h1"), api.Configured, apply.KnownLive(cached))
+	mustApply(t, a, configMap(ns, "cm", "one", "h1"), action.Configured, apply.KnownLive(cached))
 }

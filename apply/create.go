@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 )
 
 // Create makes obj when it does not exist and never changes an existing
@@ -29,12 +29,12 @@ func (m *Manager) Create(ctx context.Context, obj *unstructured.Unstructured) (*
 	out, err := m.client(mapping, obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
 	switch {
 	case apierrors.IsAlreadyExists(err):
-		res.Action = api.Unchanged
+		res.Action = action.Unchanged
 		return nil, res, nil
 	case err != nil:
-		res.Action = api.Failed
+		res.Action = action.Failed
 		return nil, res, fmt.Errorf("%s create failed: %w", res.Ref(), err)
 	}
-	res.Name, res.Action = out.GetName(), api.Created
+	res.Name, res.Action = out.GetName(), action.Created
 	return out, res, nil
 }

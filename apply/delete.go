@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 )
 
 // Delete removes the object named by gvk, namespace and name, in the
@@ -19,10 +19,10 @@ import (
 // ErrNotOwned): a delete never removes what tinyctl did not create. A
 // delete that could not be made says Failed, never Deleted.
 func (m *Manager) Delete(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string, opts ...Option) (Result, error) {
-	res := Result{Kind: gvk.Kind, Namespace: namespace, Name: name, Action: api.Deleted}
+	res := Result{Kind: gvk.Kind, Namespace: namespace, Name: name, Action: action.Deleted}
 	mapping, err := m.Resource(gvk)
 	if err != nil {
-		res.Action = api.Failed
+		res.Action = action.Failed
 		return res, fmt.Errorf("%s delete failed: %w", res.Ref(), err)
 	}
 	cfg := optionsOf(opts)
@@ -31,13 +31,13 @@ func (m *Manager) Delete(ctx context.Context, gvk schema.GroupVersionKind, names
 		live, err := m.metaClient(mapping, namespace).Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
-			res.Action = api.Absent
+			res.Action = action.Absent
 			return res, nil
 		case err != nil:
-			res.Action = api.Failed
+			res.Action = action.Failed
 			return res, fmt.Errorf("%s delete failed: read live: %w", res.Ref(), err)
 		case !cfg.owns(live):
-			res.Action = api.Skipped
+			res.Action = action.Skipped
 			return res, fmt.Errorf("%s delete refused: %w", res.Ref(), notOwned(live, cfg))
 		}
 		// Delete exactly the object that was checked, not one re-created
@@ -45,18 +45,18 @@ func (m *Manager) Delete(ctx context.Context, gvk schema.GroupVersionKind, names
 		del.Preconditions = &metav1.Preconditions{UID: &live.UID}
 	}
 	if err := expired(ctx); err != nil {
-		res.Action = api.Failed
+		res.Action = action.Failed
 		return res, fmt.Errorf("%s delete failed: %w", res.Ref(), err)
 	}
 	err = m.client(mapping, namespace).Delete(ctx, name, del)
 	switch {
 	case apierrors.IsNotFound(err):
-		res.Action = api.Absent
+		res.Action = action.Absent
 	case apierrors.IsConflict(err): // the precondition failed: it is someone else's now
-		res.Action = api.Skipped
+		res.Action = action.Skipped
 		return res, fmt.Errorf("%s delete refused: %w: it was replaced", res.Ref(), ErrNotOwned)
 	case err != nil:
-		res.Action = api.Failed
+		res.Action = action.Failed
 		return res, fmt.Errorf("%s delete failed: %w", res.Ref(), err)
 	}
 	return res, nil

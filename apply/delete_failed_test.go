@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/apply"
 )
 
@@ -27,7 +27,7 @@ func TestADeleteThatCouldNotBeMadeSaysFailed(t *testing.T) {
 	if err == nil {
 		t.Fatal("delete with the API server out of reach: no error")
 	}
-	if res.Action != api.Failed {
-		t.Errorf("action = %q, want %q (%v)", res.Action, api.Failed, err)
+	if res.Action != action.Failed {
+		t.Errorf("action = %q, want %q (%v)", res.Action, action.Failed, err)
 	}
 }

@@ -16,7 +16,7 @@
 //
 // A discovery-backed REST mapper refreshes when a kind is unknown, so a CRD
 // installed later is picked up (ErrKindNotInstalled until then). Every
-// verb returns a Result saying what happened (the api.Action words),
+// verb returns a Result saying what happened (the action.Action words),
 // which callers log and report. Every write checks its context's deadline
 // by the wall clock right before it is sent, so a fenced write of a
 // process paused past its lease is not sent late.

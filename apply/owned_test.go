@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/deploy"
 	"github.com/tinyctl/tinyctl/internal/testenv"
@@ -31,17 +31,17 @@ func TestOwnedNeverTakesOverOrDeletesSomeoneElsesObject(t *testing.T) {
 	ns := kube.Namespace(t, nil)
 	a := newApplier(t)
 	ctx := context.Background()
-	mustApply(t, a, configMap(ns, "theirs", "original", "h0"), api.Created) // made without the label
-	mustApply(t, a, labelled(configMap(ns, "other", "original", "h0"), "ns.other"), api.Created)
+	mustApply(t, a, configMap(ns, "theirs", "original", "h0"), action.Created) // made without the label
+	mustApply(t, a, labelled(configMap(ns, "other", "original", "h0"), "ns.other"), action.Created)
 	mark := kube.AuditMark(t)
 
 	for _, name := range []string{"theirs", "other"} {
 		res, err := a.Apply(ctx, labelled(configMap(ns, name, "mine", "h1"), "ns.me"), apply.Owned(owner, "ns.me"))
-		if !errors.Is(err, apply.ErrNotOwned) || res.Action != api.Skipped {
+		if !errors.Is(err, apply.ErrNotOwned) || res.Action != action.Skipped {
 			t.Fatalf("apply over %s: %v %v, want skipped with ErrNotOwned", name, res, err)
 		}
 		res, err = a.Delete(ctx, configMapKind, ns, name, apply.Owned(owner, "ns.me"))
-		if !errors.Is(err, apply.ErrNotOwned) || res.Action != api.Skipped {
+		if !errors.Is(err, apply.ErrNotOwned) || res.Action != action.Skipped {
 			t.Fatalf("delete of %s: %v %v, want skipped with ErrNotOwned", name, res, err)
 		}
 	}
@@ -49,12 +49,12 @@ func TestOwnedNeverTakesOverOrDeletesSomeoneElsesObject(t *testing.T) {
 		t.Fatalf("refused applies and deletes wrote %d times: %+v", len(w), w)
 	}
 
-	mustApply(t, a, labelled(configMap(ns, "mine", "v1", "h1"), "ns.me"), api.Created, apply.Owned(owner, "ns.me"))
-	mustApply(t, a, labelled(configMap(ns, "mine", "v2", "h2"), "ns.me"), api.Configured, apply.Owned(owner, "ns.me"))
-	if res, err := a.Delete(ctx, configMapKind, ns, "mine", apply.Owned(owner, "ns.me")); err != nil || res.Action != api.Deleted {
+	mustApply(t, a, labelled(configMap(ns, "mine", "v1", "h1"), "ns.me"), action.Created, apply.Owned(owner, "ns.me"))
+	mustApply(t, a, labelled(configMap(ns, "mine", "v2", "h2"), "ns.me"), action.Configured, apply.Owned(owner, "ns.me"))
+	if res, err := a.Delete(ctx, configMapKind, ns, "mine", apply.Owned(owner, "ns.me")); err != nil || res.Action != action.Deleted {
 		t.Fatalf("delete of an owned object: %v %v", res, err)
 	}
-	if res, err := a.Delete(ctx, configMapKind, ns, "mine", apply.Owned(owner, "ns.me")); err != nil || res.Action != api.Absent {
+	if res, err := a.Delete(ctx, configMapKind, ns, "mine", apply.Owned(owner, "ns.me")); err != nil || res.Action != action.Absent {
 		t.Fatalf("second delete: %v %v, want absent", res, err)
 	}
 }
@@ -72,7 +72,7 @@ func TestApplyAllAppliesInOrderAndWaitsOnlyForMissingKinds(t *testing.T) {
 	}
 	objs[2] = configMap(ns, "Bad_Name", "x", "h")
 	cs, err = a.ApplyAll(context.Background(), []*unstructured.Unstructured{objs[0], objs[2], configMap(ns, "never", "x", "h")}, apply.SetOptions{})
-	if !apply.IsPermanent(err) || len(cs) != 2 || cs[1].Action != api.Failed {
+	if !apply.IsPermanent(err) || len(cs) != 2 || cs[1].Action != action.Failed {
 		t.Fatalf("ApplyAll with an invalid object: %v %v, want it to stop there, failed", cs, err)
 	}
 }
@@ -80,10 +80,10 @@ func TestApplyAllAppliesInOrderAndWaitsOnlyForMissingKinds(t *testing.T) {
 func TestCreateNeverTouchesAnExistingObject(t *testing.T) {
 	ns := kube.Namespace(t, nil)
 	a := newApplier(t)
-	mustApply(t, a, configMap(ns, "cm", "theirs", "h0"), api.Created)
+	mustApply(t, a, configMap(ns, "cm", "theirs", "h0"), action.Created)
 	mark := kube.AuditMark(t)
 	_, res, err := a.Create(context.Background(), configMap(ns, "cm", "mine", "h1"))
-	if err != nil || res.Action != api.Unchanged {
+	if err != nil || res.Action != action.Unchanged {
 		t.Fatalf("create over an existing object: %v %v, want unchanged", res, err)
 	}
 	if w := kube.Writes(t, mark, func(e testenv.AuditEvent) bool {
@@ -94,7 +94,7 @@ func TestCreateNeverTouchesAnExistingObject(t *testing.T) {
 	gen := configMap(ns, "", "x", "h")
 	gen.SetGenerateName("gen-")
 	got, res, err := a.Create(context.Background(), gen)
-	if err != nil || res.Action != api.Created || got == nil || got.GetName() == "" || res.Name != got.GetName() {
+	if err != nil || res.Action != action.Created || got == nil || got.GetName() == "" || res.Name != got.GetName() {
 		t.Fatalf("create with generateName: %v %v %v", got, res, err)
 	}
 }
@@ -122,7 +122,7 @@ func TestDiffShowsOnlyWhatWouldChange(t *testing.T) {
 	if d, err := a.Diff(ctx, configMap(ns, "cm", "one", "h1")); err != nil || d == "" {
 		t.Fatalf("diff of a new object: %q %v, want all of it", d, err)
 	}
-	mustApply(t, a, configMap(ns, "cm", "one", "h1"), api.Created)
+	mustApply(t, a, configMap(ns, "cm", "one", "h1"), action.Created)
 	if d, err := a.Diff(ctx, configMap(ns, "cm", "one", "h1")); err != nil || d != "" {
 		t.Fatalf("diff of an unchanged object: %q %v, want none", d, err)
 	}
@@ -145,8 +145,8 @@ func TestPrefetchReadsWhatTheCacheLacksAndApplyAllTrustsIt(t *testing.T) {
 	ns := kube.Namespace(t, nil)
 	a := newApplier(t)
 	ctx := context.Background()
-	mustApply(t, a, configMap(ns, "theirs", "original", "h0"), api.Created)
-	mustApply(t, a, labelled(configMap(ns, "mine", "v1", "h1"), "ns.me"), api.Created)
+	mustApply(t, a, configMap(ns, "theirs", "original", "h0"), action.Created)
+	mustApply(t, a, labelled(configMap(ns, "mine", "v1", "h1"), "ns.me"), action.Created)
 	cached := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "cached", Namespace: ns,
 		Labels: map[string]string{owner: "ns.me"}, Annotations: map[string]string{hashKey: "h2"}}}
 	known := func(obj *unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool) {
@@ -172,11 +172,11 @@ func TestPrefetchReadsWhatTheCacheLacksAndApplyAllTrustsIt(t *testing.T) {
 		}
 	}
 	cs, err := a.ApplyAll(ctx, objs, apply.SetOptions{Live: live, Options: []apply.Option{apply.Owned(owner, "ns.me")}})
-	var got []api.Action
+	var got []action.Action
 	for _, r := range cs {
 		got = append(got, r.Action)
 	}
-	want := []api.Action{api.Created, api.Configured, api.Unchanged, api.Skipped}
+	want := []action.Action{action.Created, action.Configured, action.Unchanged, action.Skipped}
 	if !errors.Is(err, apply.ErrNotOwned) || !slices.Equal(got, want) {
 		t.Fatalf("ApplyAll: %v, %v; want %v and ErrNotOwned", got, err, want)
 	}
@@ -210,7 +210,7 @@ func TestAnObjectCreatedAfterItWasReadAsAbsentIsNotTakenOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs, err := a.ApplyAll(ctx, objs, apply.SetOptions{Live: live, Options: []apply.Option{apply.Owned(owner, "ns.me")}})
-	if !errors.Is(err, apply.ErrNotOwned) || len(cs) != 1 || cs[0].Action != api.Skipped {
+	if !errors.Is(err, apply.ErrNotOwned) || len(cs) != 1 || cs[0].Action != action.Skipped {
 		t.Fatalf("ApplyAll over an object created since the read: %v, %v; want skipped with ErrNotOwned", cs, err)
 	}
 	got, err := dc.Resource(configMaps).Namespace(ns).Get(ctx, "raced", metav1.GetOptions{})

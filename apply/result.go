@@ -3,15 +3,15 @@ package apply
 import (
 	"fmt"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 )
 
 // Result describes one object and what a verb did to it.
 type Result struct {
-	Kind      string     `json:"kind"`
-	Namespace string     `json:"namespace,omitempty"`
-	Name      string     `json:"name"`
-	Action    api.Action `json:"action"`
+	Kind      string        `json:"kind"`
+	Namespace string        `json:"namespace,omitempty"`
+	Name      string        `json:"name"`
+	Action    action.Action `json:"action"`
 }
 
 // Wrote reports whether the result involved a write to the API server.

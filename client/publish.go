@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
@@ -24,7 +24,7 @@ type store interface {
 // PublishResult is the outcome of Publish for one key.
 type PublishResult struct {
 	Key    string
-	Action api.Action
+	Action action.Action
 	// Revision is the key's revision after the call: the new one after a
 	// write, the current one when unchanged or in a dry run (0 if absent).
 	Revision uint64
@@ -66,26 +66,26 @@ func (e *ConflictError) Unwrap() error { return bus.ErrRevisionMismatch }
 
 // publish stores value under key unless the key already holds exactly
 // these bytes, in which case nothing is written. It returns what happened:
-// api.Created when the key had no value (never written, or deleted),
-// api.Configured when it held another one, api.Unchanged when it held this one.
+// action.Created when the key had no value (never written, or deleted),
+// action.Configured when it held another one, action.Unchanged when it held this one.
 // With opts.IfRevision a write happens only at that revision, else it
 // returns a *ConflictError; an unchanged value at another revision is a
 // conflict too. Bucket errors are returned wrapped.
 func publish(ctx context.Context, s store, key string, value []byte, opts PublishOptions) (PublishResult, error) {
-	res := PublishResult{Key: key, Action: api.Created}
+	res := PublishResult{Key: key, Action: action.Created}
 	cur, err := s.Get(ctx, key)
 	switch {
 	case errors.Is(err, bus.ErrNotFound):
 	case err != nil:
 		return res, fmt.Errorf("read component %s: %w", key, err)
 	case bytes.Equal(cur.Value, value) && (opts.IfRevision == nil || *opts.IfRevision == cur.Revision):
-		res.Action, res.Revision = api.Unchanged, cur.Revision
+		res.Action, res.Revision = action.Unchanged, cur.Revision
 		return res, nil
 	default:
-		res.Action, res.Revision = api.Configured, cur.Revision
+		res.Action, res.Revision = action.Configured, cur.Revision
 	}
 	if opts.DryRun {
-		if opts.IfRevision != nil && res.Action == api.Configured && *opts.IfRevision != cur.Revision {
+		if opts.IfRevision != nil && res.Action == action.Configured && *opts.IfRevision != cur.Revision {
 			return res, &ConflictError{Key: key, Expected: *opts.IfRevision, Current: cur.Revision}
 		}
 		return res, nil

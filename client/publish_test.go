@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/bus"
 )
 
@@ -16,16 +16,16 @@ func TestPublishCreatesConfiguresAndSkipsUnchanged(t *testing.T) {
 		name     string
 		value    string
 		opts     PublishOptions
-		want     api.Action
+		want     action.Action
 		wantRev  uint64
 		wantKeep uint64 // revision the key must be at afterwards
 	}{
-		{"dry run of a new key writes nothing", "v1", PublishOptions{DryRun: true}, api.Created, 0, 0},
-		{"new key", "v1", PublishOptions{}, api.Created, 1, 1},
-		{"same bytes: no new revision", "v1", PublishOptions{}, api.Unchanged, 1, 1},
-		{"dry run of a change writes nothing", "v2", PublishOptions{DryRun: true}, api.Configured, 1, 1},
-		{"change", "v2", PublishOptions{}, api.Configured, 2, 2},
-		{"compare-and-set at the current revision", "v3", PublishOptions{IfRevision: ptr.To[uint64](2)}, api.Configured, 3, 3},
+		{"dry run of a new key writes nothing", "v1", PublishOptions{DryRun: true}, action.Created, 0, 0},
+		{"new key", "v1", PublishOptions{}, action.Created, 1, 1},
+		{"same bytes: no new revision", "v1", PublishOptions{}, action.Unchanged, 1, 1},
+		{"dry run of a change writes nothing", "v2", PublishOptions{DryRun: true}, action.Configured, 1, 1},
+		{"change", "v2", PublishOptions{}, action.Configured, 2, 2},
+		{"compare-and-set at the current revision", "v3", PublishOptions{IfRevision: ptr.To[uint64](2)}, action.Configured, 3, 3},
 	}
 	for _, st := range steps {
 		res, err := publish(ctx, s, "media.resizer", []byte(st.value), st.opts)

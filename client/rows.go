@@ -9,11 +9,12 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/client/progress"
 )
 
 // ReasonNotReconciled is the reason shown for a component no cluster has
 // reported a status for.
-const ReasonNotReconciled = "NotReconciled"
+const ReasonNotReconciled = progress.ReasonNotReconciled
 
 // Snapshot is what the buckets held at one moment.
 type Snapshot struct {
@@ -110,15 +111,15 @@ func (r Row) UpToDate() bool {
 
 // Ready returns the status of the Ready condition: "True", "False" or
 // "Unknown" (no status, or no Ready condition).
-func (r Row) Ready() api.ConditionStatus { return r.ConditionStatus(api.ConditionReady) }
+func (r Row) Ready() api.ConditionStatus { return r.conditionStatus(api.ConditionReady) }
 
 // Applied returns the status of the Applied condition: every child
 // applied, whatever the workload does.
-func (r Row) Applied() api.ConditionStatus { return r.ConditionStatus(api.ConditionApplied) }
+func (r Row) Applied() api.ConditionStatus { return r.conditionStatus(api.ConditionApplied) }
 
-// ConditionStatus returns the status of condition typ: "True", "False"
+// conditionStatus returns the status of condition typ: "True", "False"
 // or "Unknown" (no status, or no such condition).
-func (r Row) ConditionStatus(typ string) api.ConditionStatus {
+func (r Row) conditionStatus(typ string) api.ConditionStatus {
 	if c, ok := r.condition(typ); ok && c.Status != "" {
 		return c.Status
 	}

@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/provision/keyring"
 	"github.com/tinyctl/tinyctl/render"
@@ -115,7 +115,7 @@ func (p *Provisioner) ensureToken(ctx context.Context, name, key string) (Result
 	case err != nil:
 		return res, err
 	case tok != "":
-		res.Action = api.Unchanged
+		res.Action = action.Unchanged
 		return res, nil
 	}
 	return p.createSecret(ctx, name, map[string][]byte{key: []byte(newToken())})

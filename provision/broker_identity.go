@@ -10,7 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/provision/keyring"
 )
@@ -130,7 +130,7 @@ func seedData(s identity.Seeds) map[string][]byte {
 func (p *Provisioner) completeKeys(ctx context.Context, data map[string][]byte, res Result) (identity.Keys, Result, error) {
 	s := identity.Seeds{Operator: data[seedOperator], OperatorSigning: data[seedOperatorSigning],
 		System: data[seedSystem], Account: data[seedAccount], Signing: data[seedSigning]}
-	res.Action = api.Unchanged
+	res.Action = action.Unchanged
 	if len(s.OperatorSigning) == 0 {
 		fresh, err := identity.NewKeys()
 		if err != nil {
@@ -155,7 +155,7 @@ func (p *Provisioner) ensureSecret(ctx context.Context, d derivedSecret) (Result
 	res := Result{Kind: "Secret", Namespace: p.opts.Namespace, Name: d.name}
 	have, found, err := p.readSecret(ctx, d.name)
 	if err != nil || (found && d.complete(have)) {
-		res.Action = api.Unchanged
+		res.Action = action.Unchanged
 		return res, err
 	}
 	data, err := d.data()

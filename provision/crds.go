@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/deploy"
 )
@@ -47,7 +47,7 @@ func (p *Provisioner) installCRD(ctx context.Context, obj *unstructured.Unstruct
 		return res, err
 	}
 	if live != nil && live.GetLabels()[LabelPartOf] != PartOfTinyctl {
-		res.Action = api.Skipped
+		res.Action = action.Skipped
 		res.Detail = "installed by " + installer(live) + "; left alone"
 		return res, nil
 	}

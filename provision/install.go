@@ -34,10 +34,13 @@ type Plan struct {
 	// They are installed right after the namespace, before the CRDs, so a
 	// chart that brings its own CRDs owns them and InstallCRDs skips them.
 	Extra []Release
+	// AfterCRDs are more releases that need tinyctl's CRDs first (the
+	// embedded KEDA chart, whose operator watches ScaledObjects).
+	AfterCRDs []Release
 }
 
 // Install takes the cluster to the runtime plan describes, in order:
-// namespace, extra releases, CRDs, broker (its auth Secrets and release),
+// namespace, extra releases, CRDs, releases after the CRDs, broker (its auth Secrets and release),
 // collector, controller. Broker values that cannot work (an unknown auth
 // mode, a storage the installed broker cannot change to) fail before
 // anything is written. Each step's results go to progress as soon as it
@@ -83,6 +86,9 @@ func (p *Provisioner) installSteps(plan Plan) ([]step, error) {
 	}
 	if !plan.SkipCRDs {
 		steps = append(steps, p.InstallCRDs)
+	}
+	for _, rel := range plan.AfterCRDs {
+		steps = append(steps, one(func(ctx context.Context) (Result, error) { return p.InstallRelease(ctx, rel) }))
 	}
 	broker := plan.BrokerValues
 	if plan.BrokerStorage.Type != "" {

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/provision"
 	"github.com/tinyctl/tinyctl/provision/keyring"
@@ -76,7 +76,7 @@ func TestInstallLifecycle(t *testing.T) {
 	step("a second install writes nothing", func(t *testing.T) {
 		mark := kube.AuditMark(t)
 		for _, res := range r.install(provision.Plan{}) {
-			if res.Action != api.Unchanged {
+			if res.Action != action.Unchanged {
 				t.Errorf("%s, want unchanged", res)
 			}
 		}
@@ -202,7 +202,7 @@ func checkUninstall(t *testing.T, r *runtime, objects []objectRef) {
 		t.Error("uninstall deleted a ConfigMap it did not create")
 	}
 	last := res[len(res)-1]
-	if last.Kind != "Namespace" || last.Action != api.Retained || !strings.Contains(last.Detail, "configmaps/bystander") {
+	if last.Kind != "Namespace" || last.Action != action.Retained || !strings.Contains(last.Detail, "configmaps/bystander") {
 		t.Errorf("namespace result = %s, want it kept for configmaps/bystander", last)
 	}
 

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 )
 
 // EnsureNamespace creates the runtime namespace when it is absent and
@@ -35,7 +35,7 @@ func (p *Provisioner) EnsureNamespace(ctx context.Context) (Result, error) {
 	}
 	obj := runtimeNamespace(name, live)
 	if live != nil && hasAll(live.Labels, obj.GetLabels()) && hasAll(live.Annotations, obj.GetAnnotations()) {
-		return Result{Kind: "Namespace", Name: name, Action: api.Unchanged}, nil
+		return Result{Kind: "Namespace", Name: name, Action: action.Unchanged}, nil
 	}
 	res, err := p.applier.Apply(ctx, obj)
 	if err != nil {

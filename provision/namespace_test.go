@@ -7,7 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/provision"
 )
 
@@ -33,7 +33,7 @@ func TestExistingNamespace(t *testing.T) {
 	}
 
 	res, err := r.p.EnsureNamespace(ctx)
-	if err != nil || res.Action != api.Configured {
+	if err != nil || res.Action != action.Configured {
 		t.Fatalf("EnsureNamespace = %s, %v; want configured", res, err)
 	}
 	want := map[string]string{
@@ -45,7 +45,7 @@ func TestExistingNamespace(t *testing.T) {
 		t.Errorf("labels = %v, want %v", got, want)
 	}
 	mark := kube.AuditMark(t)
-	if res, err := r.p.EnsureNamespace(ctx); err != nil || res.Action != api.Unchanged {
+	if res, err := r.p.EnsureNamespace(ctx); err != nil || res.Action != action.Unchanged {
 		t.Errorf("EnsureNamespace again = %s, %v; want unchanged", res, err)
 	}
 	if w := kube.Writes(t, mark, byAdmin); len(w) > 0 {

@@ -134,8 +134,12 @@ func forbiddenCalls(sa *rest.Config, target, runtimeNS string) map[string]func(c
 			_, err := cs.CoreV1().Services(target).Create(ctx, svc, metav1.CreateOptions{})
 			return err
 		},
-		"list Pods": func(ctx context.Context, cs kubernetes.Interface) error {
-			_, err := cs.CoreV1().Pods(target).List(ctx, metav1.ListOptions{})
+		// Pods are read (Ready is judged on them), never written.
+		"delete Pods": func(ctx context.Context, cs kubernetes.Interface) error {
+			return cs.CoreV1().Pods(target).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+		},
+		"read a pod's log": func(ctx context.Context, cs kubernetes.Interface) error {
+			_, err := cs.CoreV1().Pods(target).GetLogs("nope", &corev1.PodLogOptions{}).DoRaw(ctx)
 			return err
 		},
 		"list Leases": func(ctx context.Context, cs kubernetes.Interface) error {

@@ -10,7 +10,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	helmtime "helm.sh/helm/v3/pkg/time"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/provision"
 )
 
@@ -94,7 +94,7 @@ func TestRecoverPending(t *testing.T) {
 			if err != nil {
 				t.Fatalf("install over a stuck release: %v", err)
 			}
-			if res.Action != api.Upgraded || res.Detail != tt.wantDetail {
+			if res.Action != action.Upgraded || res.Detail != tt.wantDetail {
 				t.Errorf("result = %s\nwant upgraded: %s", res, tt.wantDetail)
 			}
 			if got := r.history("collector"); strings.Join(got, ",") != strings.Join(tt.wantHistory, ",") {

@@ -10,7 +10,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 )
 
 // Release is one Helm release to install or upgrade.
@@ -90,7 +90,7 @@ func (p *Provisioner) installOrUpgrade(ctx context.Context, hc *helmclient.HelmC
 		spec.Replace = last != nil
 		spec.CreateNamespace = rel.Namespace != p.opts.Namespace
 		got, err := hc.InstallChart(ctx, spec, nil)
-		return releaseResult(api.Created, got, detail), err
+		return releaseResult(action.Created, got, detail), err
 	}
 	dry := *spec
 	dry.DryRun = true
@@ -99,10 +99,10 @@ func (p *Provisioner) installOrUpgrade(ctx context.Context, hc *helmclient.HelmC
 		return Result{}, fmt.Errorf("plan upgrade: %w", err)
 	}
 	if last.Info.Status == release.StatusDeployed && sameRelease(last, planned) {
-		return releaseResult(api.Unchanged, last, detail), nil
+		return releaseResult(action.Unchanged, last, detail), nil
 	}
 	got, err := hc.UpgradeChart(ctx, spec, nil)
-	return releaseResult(api.Upgraded, got, detail), err
+	return releaseResult(action.Upgraded, got, detail), err
 }
 
 // chartSpec is the go-helm-client spec of rel, whose chart is at where.
@@ -147,7 +147,7 @@ func sameRelease(deployed, planned *release.Release) bool {
 	return errA == nil && errB == nil && string(a) == string(b)
 }
 
-func releaseResult(act api.Action, rel *release.Release, detail string) Result {
+func releaseResult(act action.Action, rel *release.Release, detail string) Result {
 	r := Result{Action: act, Detail: detail}
 	if rel != nil {
 		r.Chart, r.Revision = chartRef(rel), rel.Version

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/internal/netpol"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/provision"
@@ -65,7 +65,7 @@ func TestInstallWithThreeBrokerReplicas(t *testing.T) {
 		t.Errorf("routes certificate: %v", err)
 	}
 	for _, res := range r.install(provision.Plan{BrokerReplicas: 3, SkipCollector: true, SkipCRDs: true}) {
-		if res.Kind == "Secret" && res.Name == keyring.RoutesSecret && res.Action != api.Unchanged {
+		if res.Kind == "Secret" && res.Name == keyring.RoutesSecret && res.Action != action.Unchanged {
 			t.Errorf("second install: %s", res)
 		}
 	}

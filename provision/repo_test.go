@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 	"github.com/tinyctl/tinyctl/provision"
 )
@@ -56,14 +56,14 @@ func TestInstallFromRepository(t *testing.T) {
 	if err != nil {
 		t.Fatalf("install from repository: %v", err)
 	}
-	if res.Action != api.Created || res.Chart != "demo-1.2.3" || res.Name != "tinysystems-http-module-v0" {
+	if res.Action != action.Created || res.Chart != "demo-1.2.3" || res.Name != "tinysystems-http-module-v0" {
 		t.Errorf("result = %s, want release tinysystems-http-module-v0 created from demo-1.2.3", res)
 	}
 	cm := r.get(objectRef{resources["ConfigMap"], "ConfigMap", r.ns, rel.Name})
 	if cm == nil || cm.Object["data"].(map[string]any)["greeting"] != "hi" {
 		t.Fatalf("the chart's ConfigMap is missing or wrong: %v", cm)
 	}
-	if res, err := r.p.InstallRelease(ctx, rel); err != nil || res.Action != api.Unchanged {
+	if res, err := r.p.InstallRelease(ctx, rel); err != nil || res.Action != action.Unchanged {
 		t.Errorf("second install = %s, %v; want unchanged", res, err)
 	}
 }

@@ -4,16 +4,16 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 )
 
 // Result describes one object or release and what a step did to it.
 type Result struct {
 	// Kind is a Kubernetes kind, or "Release" for a Helm release.
-	Kind      string     `json:"kind"`
-	Namespace string     `json:"namespace,omitempty"`
-	Name      string     `json:"name"`
-	Action    api.Action `json:"action"`
+	Kind      string        `json:"kind"`
+	Namespace string        `json:"namespace,omitempty"`
+	Name      string        `json:"name"`
+	Action    action.Action `json:"action"`
 	// Chart ("nats-0.1.0") and Revision describe a release after the step.
 	Chart    string `json:"chart,omitempty"`
 	Revision int    `json:"revision,omitempty"`

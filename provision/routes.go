@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/provision/keyring"
 )
 
@@ -43,7 +43,7 @@ func (p *Provisioner) ensureRoutesCertificate(ctx context.Context, values map[st
 			return res, true, fmt.Errorf("%s does not hold a routes certificate for %s: %w; delete it and run install again to have one made",
 				res.Ref(), strings.Join(names, ", "), err)
 		}
-		res.Action = api.Unchanged
+		res.Action = action.Unchanged
 		return res, true, nil
 	}
 	data, err = keyring.NewRoutesCertificate(names, time.Now())

@@ -8,7 +8,7 @@ import (
 	helmclient "github.com/mittwald/go-helm-client"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 )
 
 // UninstallOptions tune Uninstall.
@@ -119,13 +119,13 @@ func (p *Provisioner) uninstallRelease(k releaseKey) (Result, error) {
 		return res, err
 	}
 	if last == nil {
-		res.Action = api.Absent
+		res.Action = action.Absent
 		return res, nil
 	}
 	spec := &helmclient.ChartSpec{ReleaseName: k.name, Namespace: k.namespace, Wait: p.opts.Wait, Timeout: p.opts.Timeout}
 	if err := hc.UninstallRelease(spec); err != nil {
 		return Result{Kind: res.Kind, Namespace: res.Namespace, Name: res.Name}, fmt.Errorf("%s: uninstall: %w", res.Ref(), err)
 	}
-	res.Action, res.Chart, res.Revision = api.Deleted, chartRef(last), last.Version
+	res.Action, res.Chart, res.Revision = action.Deleted, chartRef(last), last.Version
 	return res, nil
 }

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/apply"
 )
 
@@ -63,7 +63,7 @@ func (p *Provisioner) removeVolumes(ctx context.Context, keep bool) ([]Result, e
 
 func (p *Provisioner) removeOrKeep(ctx context.Context, gvk schema.GroupVersionKind, ns, name string, keep bool) (Result, error) {
 	if keep {
-		return Result{Kind: gvk.Kind, Namespace: ns, Name: name, Action: api.Retained, Detail: keptData}, nil
+		return Result{Kind: gvk.Kind, Namespace: ns, Name: name, Action: action.Retained, Detail: keptData}, nil
 	}
 	ar, err := p.applier.Delete(ctx, gvk, ns, name)
 	if err != nil {
@@ -97,10 +97,10 @@ func (p *Provisioner) removeCRD(ctx context.Context, name string) (Result, error
 	case err != nil:
 		return res, err
 	case live == nil:
-		res.Action = api.Absent
+		res.Action = action.Absent
 		return res, nil
 	case live.GetLabels()[LabelPartOf] != PartOfTinyctl:
-		res.Action, res.Detail = api.Skipped, "installed by "+installer(live)+"; left alone"
+		res.Action, res.Detail = action.Skipped, "installed by "+installer(live)+"; left alone"
 		return res, nil
 	}
 	kind, inUse, err := p.crdInUse(ctx, live)
@@ -108,7 +108,7 @@ func (p *Provisioner) removeCRD(ctx context.Context, name string) (Result, error
 		return res, err
 	}
 	if inUse {
-		res.Action, res.Detail = api.Retained, kind+" objects still exist; deleting the CRD would delete them"
+		res.Action, res.Detail = action.Retained, kind+" objects still exist; deleting the CRD would delete them"
 		return res, nil
 	}
 	ar, err := p.applier.Delete(ctx, apply.CRD, "", name)
@@ -151,10 +151,10 @@ func (p *Provisioner) removeNamespace(ctx context.Context, keep bool) ([]Result,
 	case err != nil:
 		return nil, err
 	case live == nil:
-		res.Action = api.Absent
+		res.Action = action.Absent
 		return []Result{res}, nil
 	case keep:
-		res.Action, res.Detail = api.Retained, keptData
+		res.Action, res.Detail = action.Retained, keptData
 		return []Result{res}, nil
 	case live.Annotations[AnnotationCreatedBy] != CreatedByInstall:
 		return p.releaseNamespace(ctx, name)
@@ -164,7 +164,7 @@ func (p *Provisioner) removeNamespace(ctx context.Context, keep bool) ([]Result,
 		return nil, err
 	}
 	if len(left) > 0 {
-		res.Action, res.Detail = api.Retained, "holds objects tinyctl did not create: "+left
+		res.Action, res.Detail = action.Retained, "holds objects tinyctl did not create: "+left
 		return []Result{res}, nil
 	}
 	r, err := p.removeOrKeep(ctx, namespaceKind, "", name, false)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/apply"
 )
 
@@ -69,9 +70,9 @@ type Streams interface {
 	// Ensure makes both exist as configured and says what it did to each;
 	// fresh says the stream most likely does not exist yet (create it
 	// first, look it up only if the name is taken).
-	Ensure(ctx context.Context, ns string, stream jetstream.StreamConfig, consumer jetstream.ConsumerConfig, fresh bool) (s, c api.Action, err error)
+	Ensure(ctx context.Context, ns string, stream jetstream.StreamConfig, consumer jetstream.ConsumerConfig, fresh bool) (s, c action.Action, err error)
 	// Delete removes a stream with its messages and consumers.
-	Delete(ctx context.Context, ns, stream string) (api.Action, error)
+	Delete(ctx context.Context, ns, stream string) (action.Action, error)
 	// Names lists every stream of the namespaces' accounts, for the check
 	// that re-creates streams deleted out of band.
 	Names(ctx context.Context, namespaces []string) (map[string]bool, error)

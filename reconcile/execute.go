@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/render"
@@ -212,7 +213,7 @@ func (c *Controller) ensureStream(ctx context.Context, ns string, objs render.Ob
 		if err != nil {
 			return stepError("stream "+objs.Stream.Name, withRoomRemedy(err, objs.Stream))
 		}
-		if s != api.Unchanged || cons != api.Unchanged {
+		if s != action.Unchanged || cons != action.Unchanged {
 			zerolog.Ctx(ctx).Info().Str("stream", string(s)).Str("consumer", string(cons)).
 				Str("name", objs.Stream.Name).Msg("jetstream ensured")
 		}
@@ -238,7 +239,7 @@ func (c *Controller) applyChildren(ctx context.Context, p plan, desired []*unstr
 	kids := make([]api.Child, 0, len(cs))
 	for i, res := range cs {
 		c.observe(ctx, res, nil)
-		if res.Action == api.Failed || res.Action == api.Skipped {
+		if res.Action == action.Failed || res.Action == action.Skipped {
 			continue
 		}
 		kids = append(kids, api.Child{Kind: res.Kind, Namespace: res.Namespace, Name: res.Name,
@@ -268,7 +269,7 @@ func (c *Controller) remove(ctx context.Context, p plan) error {
 		ns, _, _ := api.ParseKey(p.key)
 		err := c.fenced(ctx, func(ctx context.Context) error {
 			act, err := c.deps.Streams.Delete(ctx, ns, p.deleteStream)
-			if err == nil && act == api.Deleted {
+			if err == nil && act == action.Deleted {
 				zerolog.Ctx(ctx).Info().Str("stream", p.deleteStream).Msg("stream deleted (deletion.stream: Delete)")
 			}
 			return err
@@ -351,7 +352,7 @@ func (c *Controller) observe(ctx context.Context, res apply.Result, err error) {
 		return
 	}
 	if err != nil && res.Action == "" {
-		res.Action = api.Failed
+		res.Action = action.Failed
 	}
 	c.obs.Applied(res)
 	if res.Wrote() {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
@@ -137,7 +138,7 @@ type natsStreams struct {
 	shared bool
 }
 
-func (n natsStreams) Ensure(ctx context.Context, ns string, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, fresh bool) (api.Action, api.Action, error) {
+func (n natsStreams) Ensure(ctx context.Context, ns string, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, fresh bool) (action.Action, action.Action, error) {
 	m, err := n.of(ns)
 	if err != nil {
 		return "", "", err
@@ -146,7 +147,7 @@ func (n natsStreams) Ensure(ctx context.Context, ns string, sc jetstream.StreamC
 	return res.Stream, res.Consumer, err
 }
 
-func (n natsStreams) Delete(ctx context.Context, ns, stream string) (api.Action, error) {
+func (n natsStreams) Delete(ctx context.Context, ns, stream string) (action.Action, error) {
 	m, err := n.of(ns)
 	if err != nil {
 		return "", err

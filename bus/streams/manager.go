@@ -12,7 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/bus"
 )
 
@@ -45,8 +45,8 @@ func (e *DriftError) Unwrap() error { return e.Err }
 
 // EnsureResult says what EnsureStreamAndConsumer did to each object.
 type EnsureResult struct {
-	Stream   api.Action
-	Consumer api.Action
+	Stream   action.Action
+	Consumer action.Action
 }
 
 // EnsureOptions tune EnsureStreamAndConsumer.
@@ -128,22 +128,22 @@ func (m *Manager) EnsureStreamAndConsumer(ctx context.Context, sc jetstream.Stre
 	if res.Stream, err = m.ensureStream(ctx, sc, opts.LikelyAbsent); err != nil {
 		return res, err
 	}
-	res.Consumer, err = m.ensureConsumer(ctx, sc.Name, cc, opts, res.Stream == api.Created)
+	res.Consumer, err = m.ensureConsumer(ctx, sc.Name, cc, opts, res.Stream == action.Created)
 	return res, err
 }
 
 // EnsureStream makes stream cfg exist as configured; see
 // EnsureStreamAndConsumer.
-func (m *Manager) EnsureStream(ctx context.Context, cfg jetstream.StreamConfig) (api.Action, error) {
+func (m *Manager) EnsureStream(ctx context.Context, cfg jetstream.StreamConfig) (action.Action, error) {
 	return m.ensureStream(ctx, cfg, false)
 }
 
-func (m *Manager) ensureStream(ctx context.Context, cfg jetstream.StreamConfig, createFirst bool) (api.Action, error) {
+func (m *Manager) ensureStream(ctx context.Context, cfg jetstream.StreamConfig, createFirst bool) (action.Action, error) {
 	object := "stream/" + cfg.Name
 	if createFirst {
 		err := m.call(ctx, func(ctx context.Context) error { return m.api.CreateStream(ctx, cfg) })
 		if err == nil {
-			return api.Created, nil
+			return action.Created, nil
 		}
 		if !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return "", writeFailure("create "+object, err)
@@ -158,14 +158,14 @@ func (m *Manager) ensureStream(ctx context.Context, cfg jetstream.StreamConfig, 
 		if err := m.call(ctx, func(ctx context.Context) error { return m.api.CreateStream(ctx, cfg) }); err != nil {
 			return "", writeFailure("create "+object, err)
 		}
-		return api.Created, nil
+		return action.Created, nil
 	}
 	if err != nil {
 		return "", lookupFailure("look up "+object, err)
 	}
 	diffs := streamDiffs(cfg, have.Config)
 	if len(diffs) == 0 {
-		return api.Unchanged, nil
+		return action.Unchanged, nil
 	}
 	if err := m.call(ctx, func(ctx context.Context) error { return m.api.UpdateStream(ctx, cfg) }); err != nil {
 		if bus.IsTransient(err) {
@@ -173,16 +173,16 @@ func (m *Manager) ensureStream(ctx context.Context, cfg jetstream.StreamConfig, 
 		}
 		return "", &DriftError{Object: object, Diffs: diffs, Err: err}
 	}
-	return api.Configured, nil
+	return action.Configured, nil
 }
 
 // EnsureConsumer makes durable consumer cfg exist on stream as
 // configured; see EnsureStreamAndConsumer.
-func (m *Manager) EnsureConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, opts EnsureOptions) (api.Action, error) {
+func (m *Manager) EnsureConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, opts EnsureOptions) (action.Action, error) {
 	return m.ensureConsumer(ctx, stream, cfg, opts, false)
 }
 
-func (m *Manager) ensureConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, opts EnsureOptions, createFirst bool) (api.Action, error) {
+func (m *Manager) ensureConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig, opts EnsureOptions, createFirst bool) (action.Action, error) {
 	name := consumerName(cfg)
 	if name == "" {
 		return "", errors.New("bus: consumer config needs a durable name")
@@ -191,7 +191,7 @@ func (m *Manager) ensureConsumer(ctx context.Context, stream string, cfg jetstre
 	if createFirst {
 		err := m.createConsumer(ctx, stream, cfg)
 		if err == nil {
-			return api.Created, nil
+			return action.Created, nil
 		}
 		if !errors.Is(err, jetstream.ErrConsumerExists) {
 			return "", writeFailure("create "+object, err)
@@ -206,19 +206,19 @@ func (m *Manager) ensureConsumer(ctx context.Context, stream string, cfg jetstre
 		if err := m.createConsumer(ctx, stream, cfg); err != nil {
 			return "", writeFailure("create "+object, err)
 		}
-		return api.Created, nil
+		return action.Created, nil
 	}
 	if err != nil {
 		return "", lookupFailure("look up "+object, err)
 	}
 	diffs := consumerDiffs(cfg, have.Config)
 	if len(diffs) == 0 {
-		return api.Unchanged, nil
+		return action.Unchanged, nil
 	}
 	err = m.call(ctx, func(ctx context.Context) error { return m.api.UpdateConsumer(ctx, stream, cfg) })
 	switch {
 	case err == nil:
-		return api.Configured, nil
+		return action.Configured, nil
 	case bus.IsTransient(err):
 		return "", &bus.TransientError{Op: "update " + object, Err: err}
 	case !opts.RecreateConsumer:
@@ -228,7 +228,7 @@ func (m *Manager) ensureConsumer(ctx context.Context, stream string, cfg jetstre
 }
 
 // recreateConsumer deletes and creates a consumer; only on request.
-func (m *Manager) recreateConsumer(ctx context.Context, object, stream string, cfg jetstream.ConsumerConfig) (api.Action, error) {
+func (m *Manager) recreateConsumer(ctx context.Context, object, stream string, cfg jetstream.ConsumerConfig) (action.Action, error) {
 	err := m.call(ctx, func(ctx context.Context) error { return m.api.DeleteConsumer(ctx, stream, consumerName(cfg)) })
 	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return "", writeFailure("delete "+object, err)
@@ -236,7 +236,7 @@ func (m *Manager) recreateConsumer(ctx context.Context, object, stream string, c
 	if err := m.createConsumer(ctx, stream, cfg); err != nil {
 		return "", writeFailure("re-create "+object, err)
 	}
-	return api.Recreated, nil
+	return action.Recreated, nil
 }
 
 func (m *Manager) createConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) error {
@@ -244,18 +244,18 @@ func (m *Manager) createConsumer(ctx context.Context, stream string, cfg jetstre
 }
 
 // Delete removes a stream, its messages and its consumers. It says
-// api.Deleted, or api.Absent when there was no such stream. Whether a
+// action.Deleted, or action.Absent when there was no such stream. Whether a
 // deleted component's stream goes is the caller's decision (its
 // deletion.stream); this never decides it.
-func (m *Manager) Delete(ctx context.Context, stream string) (api.Action, error) {
+func (m *Manager) Delete(ctx context.Context, stream string) (action.Action, error) {
 	err := m.call(ctx, func(ctx context.Context) error { return m.api.DeleteStream(ctx, stream) })
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
-		return api.Absent, nil
+		return action.Absent, nil
 	case err != nil:
 		return "", writeFailure("delete stream/"+stream, err)
 	}
-	return api.Deleted, nil
+	return action.Deleted, nil
 }
 
 func consumerName(cfg jetstream.ConsumerConfig) string { return cmp.Or(cfg.Durable, cfg.Name) }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/bus/streams"
 
 	"github.com/nats-io/nats.go"
@@ -73,9 +73,9 @@ func TestEnsureCreatesOnceThenChangesNothing(t *testing.T) {
 	t.Parallel()
 	e := newStreamEnv(t)
 	sc, cc := workQueue()
-	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: action.Created, Consumer: action.Created})
 	before := consumerInfo(t, e, sc.Name, cc.Durable)
-	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Unchanged, Consumer: api.Unchanged})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: action.Unchanged, Consumer: action.Unchanged})
 	if after := consumerInfo(t, e, sc.Name, cc.Durable); !after.Created.Equal(before.Created) {
 		t.Fatal("the consumer was re-created")
 	}
@@ -85,16 +85,16 @@ func TestEnsureRecreatesAStreamDeletedBehindItsBack(t *testing.T) {
 	t.Parallel()
 	e := newStreamEnv(t)
 	sc, cc := workQueue()
-	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: action.Created, Consumer: action.Created})
 	testenv.Must(t, e.js.DeleteStream(e.ctx, sc.Name))
-	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: action.Created, Consumer: action.Created})
 }
 
 func TestEnsureCorrectsDriftInPlaceKeepingTheConsumerPosition(t *testing.T) {
 	t.Parallel()
 	e := newStreamEnv(t)
 	sc, cc := workQueue()
-	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: action.Created, Consumer: action.Created})
 	for range 3 {
 		_, err := e.js.Publish(e.ctx, "jobs.extract.pdf", []byte("job"))
 		testenv.Must(t, err)
@@ -115,20 +115,20 @@ func TestEnsureCorrectsDriftInPlaceKeepingTheConsumerPosition(t *testing.T) {
 	_, err = e.js.UpdateConsumer(e.ctx, sc.Name, driftedCons)
 	testenv.Must(t, err)
 
-	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Configured, Consumer: api.Configured})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: action.Configured, Consumer: action.Configured})
 	info := consumerInfo(t, e, sc.Name, cc.Durable)
 	if info.Config.MaxAckPending != cc.MaxAckPending || info.AckFloor.Stream != 1 || info.NumPending != 2 {
 		t.Fatalf("after ensure: max ack pending %d, ack floor %d, pending %d; want %d, 1, 2",
 			info.Config.MaxAckPending, info.AckFloor.Stream, info.NumPending, cc.MaxAckPending)
 	}
-	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Unchanged, Consumer: api.Unchanged})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: action.Unchanged, Consumer: action.Unchanged})
 }
 
 func TestEnsureReportsDriftTheServerCannotUpdate(t *testing.T) {
 	t.Parallel()
 	e := newStreamEnv(t)
 	sc, cc := workQueue()
-	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: action.Created, Consumer: action.Created})
 	testenv.Must(t, e.js.DeleteConsumer(e.ctx, sc.Name, cc.Durable))
 	other := cc
 	other.ReplayPolicy = jetstream.ReplayOriginalPolicy // cannot be changed in place
@@ -143,7 +143,7 @@ func TestEnsureReportsDriftTheServerCannotUpdate(t *testing.T) {
 	if got := consumerInfo(t, e, sc.Name, cc.Durable).Config.ReplayPolicy; got != jetstream.ReplayOriginalPolicy {
 		t.Fatalf("the drifted consumer was changed (replay policy %s) without being asked", got)
 	}
-	e.ensure(t, sc, cc, streams.EnsureOptions{RecreateConsumer: true}, streams.EnsureResult{Stream: api.Unchanged, Consumer: api.Recreated})
+	e.ensure(t, sc, cc, streams.EnsureOptions{RecreateConsumer: true}, streams.EnsureResult{Stream: action.Unchanged, Consumer: action.Recreated})
 
 	memory := sc
 	memory.Name, memory.Subjects, memory.Storage = "TINYCTL_mem", []string{"jobs.mem.>"}, jetstream.MemoryStorage
@@ -159,8 +159,8 @@ func TestDeleteRemovesTheStreamAndSaysWhenItWasAbsent(t *testing.T) {
 	t.Parallel()
 	e := newStreamEnv(t)
 	sc, cc := workQueue()
-	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
-	for _, want := range []api.Action{api.Deleted, api.Absent} {
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: action.Created, Consumer: action.Created})
+	for _, want := range []action.Action{action.Deleted, action.Absent} {
 		if got, err := e.m.Delete(e.ctx, sc.Name); err != nil || got != want {
 			t.Fatalf("delete: got %s (%v), want %s", got, err, want)
 		}
@@ -227,7 +227,7 @@ func TestANewComponentCostsOneRequestPerObject(t *testing.T) {
 	e := streamEnv{ctx: testenv.Ctx(t, 20*time.Second), js: c.JetStream(), m: streams.New(c, 4)}
 	sc, cc := workQueue()
 
-	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
+	e.ensure(t, sc, cc, streams.EnsureOptions{}, streams.EnsureResult{Stream: action.Created, Consumer: action.Created})
 	if got, want := requests(), []string{"STREAM.INFO", "STREAM.CREATE", "CONSUMER.CREATE"}; !slices.Equal(got, want) {
 		t.Fatalf("a new stream without a hint: requests %v, want %v", got, want)
 	}
@@ -235,7 +235,7 @@ func TestANewComponentCostsOneRequestPerObject(t *testing.T) {
 	other := sc
 	other.Name, other.Subjects = "TINYCTL_workers_loader", []string{"jobs.load.>"}
 	before := len(requests())
-	e.ensure(t, other, cc, streams.EnsureOptions{LikelyAbsent: true}, streams.EnsureResult{Stream: api.Created, Consumer: api.Created})
+	e.ensure(t, other, cc, streams.EnsureOptions{LikelyAbsent: true}, streams.EnsureResult{Stream: action.Created, Consumer: action.Created})
 	if got, want := requests()[before:], []string{"STREAM.CREATE", "CONSUMER.CREATE"}; !slices.Equal(got, want) {
 		t.Fatalf("a new stream likely absent: requests %v, want %v", got, want)
 	}
@@ -244,7 +244,7 @@ func TestANewComponentCostsOneRequestPerObject(t *testing.T) {
 	changed := other
 	changed.MaxAge = time.Hour
 	before = len(requests())
-	e.ensure(t, changed, cc, streams.EnsureOptions{LikelyAbsent: true}, streams.EnsureResult{Stream: api.Configured, Consumer: api.Unchanged})
+	e.ensure(t, changed, cc, streams.EnsureOptions{LikelyAbsent: true}, streams.EnsureResult{Stream: action.Configured, Consumer: action.Unchanged})
 	if got, want := requests()[before:], []string{"STREAM.CREATE", "STREAM.INFO", "STREAM.UPDATE", "CONSUMER.INFO"}; !slices.Equal(got, want) {
 		t.Fatalf("a taken name: requests %v, want %v", got, want)
 	}

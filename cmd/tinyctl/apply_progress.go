@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 )
 
 // A publish of more than progressOver components reports its progress on
@@ -24,16 +24,16 @@ type publishProgress struct {
 	now   func() time.Time
 	total int
 	done  int
-	count map[api.Action]int
+	count map[action.Action]int
 	last  time.Time // when progress was last printed
 }
 
 func newPublishProgress(w io.Writer, now func() time.Time, total int) *publishProgress {
-	return &publishProgress{w: w, now: now, total: total, count: map[api.Action]int{}, last: now()}
+	return &publishProgress{w: w, now: now, total: total, count: map[action.Action]int{}, last: now()}
 }
 
 // add counts one component's action and prints progress when it is due.
-func (p *publishProgress) add(a api.Action) {
+func (p *publishProgress) add(a action.Action) {
 	p.done++
 	p.count[a]++
 	if p.total <= progressOver || p.done == p.total {
@@ -49,7 +49,7 @@ func (p *publishProgress) add(a api.Action) {
 // "2 created, 1 unchanged".
 func (p *publishProgress) summary() string {
 	var parts []string
-	for _, a := range []api.Action{api.Created, api.Configured, api.Unchanged} {
+	for _, a := range []action.Action{action.Created, action.Configured, action.Unchanged} {
 		if p.count[a] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.count[a], a))
 		}

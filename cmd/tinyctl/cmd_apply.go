@@ -8,7 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/client"
+	"github.com/tinyctl/tinyctl/client/progress"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/internal/manifest"
 	"github.com/tinyctl/tinyctl/internal/preview"
@@ -115,9 +117,9 @@ func (a *applyOptions) run(cmd *cobra.Command, o *options) error {
 // first error. Progress goes to standard error on a long publish; a
 // summary of more than one component ends the output. It returns the
 // revisions published (or found unchanged).
-func (a *applyOptions) publishAll(ctx context.Context, o *options, s *client.Client, pv *preview.Preview, comps []manifest.Component, opts client.PublishOptions, view clusterView) ([]client.Awaited, error) {
+func (a *applyOptions) publishAll(ctx context.Context, o *options, s *client.Client, pv *preview.Preview, comps []manifest.Component, opts client.PublishOptions, view clusterView) ([]progress.Target, error) {
 	p := newPublishProgress(o.errOut, o.now, len(comps))
-	published := make([]client.Awaited, 0, len(comps))
+	published := make([]progress.Target, 0, len(comps))
 	for i, c := range comps {
 		pctx, cancel := o.withTimeout(ctx)
 		res, err := a.publishOne(pctx, o, s, pv, c, opts, view)
@@ -129,7 +131,7 @@ func (a *applyOptions) publishAll(ctx context.Context, o *options, s *client.Cli
 			return nil, err
 		}
 		p.add(res.Action)
-		published = append(published, client.Awaited{Key: res.Key, Revision: res.Revision})
+		published = append(published, progress.Target{Key: res.Key, Revision: res.Revision})
 	}
 	switch {
 	case len(comps) > 1 && opts.DryRun:
@@ -161,19 +163,19 @@ func (a *applyOptions) publishOne(ctx context.Context, o *options, s *client.Cli
 		return res, err
 	}
 	st := o.style()
-	action := string(res.Action)
-	if res.Action != api.Unchanged {
-		action = st.Green(action)
+	did := string(res.Action)
+	if res.Action != action.Unchanged {
+		did = st.Green(did)
 	}
 	switch a.dryRun {
 	case dryRunNone:
-		fmt.Fprintf(o.out, "component/%s %s (revision %d)\n", res.Key, action, res.Revision)
+		fmt.Fprintf(o.out, "component/%s %s (revision %d)\n", res.Key, did, res.Revision)
 		return res, nil
 	case dryRunClient:
-		fmt.Fprintf(o.out, "component/%s %s (dry run)\n", res.Key, action)
+		fmt.Fprintf(o.out, "component/%s %s (dry run)\n", res.Key, did)
 		return res, nil
 	}
-	fmt.Fprintf(o.out, "component/%s %s (server dry run)\n", res.Key, action)
+	fmt.Fprintf(o.out, "component/%s %s (server dry run)\n", res.Key, did)
 	comp, err := view.resolve(c.Component)
 	if err != nil {
 		return res, err

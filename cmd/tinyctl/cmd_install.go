@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/provision"
 	"github.com/tinyctl/tinyctl/provision/keyring"
@@ -304,7 +304,10 @@ func (f *installFlags) plan() (provision.Plan, error) {
 	if err != nil {
 		return plan, err
 	}
-	if keda != nil {
+	switch {
+	case keda != nil && keda.Chart.Embedded != "":
+		plan.AfterCRDs = append(plan.AfterCRDs, *keda)
+	case keda != nil:
 		plan.Extra = append(plan.Extra, *keda)
 	}
 	extra, err := f.extra()
@@ -372,9 +375,9 @@ func printResult(w io.Writer) provision.Progress {
 
 // summary counts results by action, in a fixed order: "2 created, 1 unchanged".
 func summary(rs []provision.Result) string {
-	order := []api.Action{api.Created, api.Upgraded, api.Configured, api.Unchanged,
-		api.Skipped, api.Deleted, api.Retained, api.Absent}
-	count := map[api.Action]int{}
+	order := []action.Action{action.Created, action.Upgraded, action.Configured, action.Unchanged,
+		action.Skipped, action.Deleted, action.Retained, action.Absent}
+	count := map[action.Action]int{}
 	for _, r := range rs {
 		count[r.Action]++
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/client"
+	"github.com/tinyctl/tinyctl/client/progress"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/internal/statusview"
 )
@@ -242,10 +243,10 @@ func (f *statusFlags) waitForCondition(ctx context.Context, o *options, sel clie
 	if err != nil {
 		return err
 	}
-	var targets []client.Awaited
+	var targets []progress.Target
 	for _, r := range rows {
-		if r.LatestRevision != 0 && !slices.ContainsFunc(targets, func(t client.Awaited) bool { return t.Key == r.Key }) {
-			targets = append(targets, client.Awaited{Key: r.Key, Revision: r.LatestRevision})
+		if r.LatestRevision != 0 && !slices.ContainsFunc(targets, func(t progress.Target) bool { return t.Key == r.Key }) {
+			targets = append(targets, progress.Target{Key: r.Key, Revision: r.LatestRevision})
 		}
 	}
 	if len(targets) == 0 {

@@ -20,9 +20,10 @@ type kedaFlags struct {
 
 func (f *kedaFlags) addFlags(fs *pflag.FlagSet) {
 	f.fs = fs
-	fs.BoolVar(&f.with, "with-keda", false, "also install KEDA from its chart, before the CRDs")
-	fs.StringVar(&f.version, "keda-version", provision.KEDAVersion, "version of KEDA's chart")
-	fs.StringVar(&f.repo, "keda-repo", provision.KEDARepo, "chart repository holding KEDA's chart (a mirror, say)")
+	fs.BoolVar(&f.with, "with-keda", false,
+		"also install KEDA (its operator and metrics server) from the chart embedded in tinyctl, or from --keda-repo or --keda-chart-dir")
+	fs.StringVar(&f.version, "keda-version", "", "version of KEDA's chart in --keda-repo (default "+provision.KEDAVersion+")")
+	fs.StringVar(&f.repo, "keda-repo", "", "install KEDA's own chart from this chart repository ("+provision.KEDARepo+", or a mirror) instead of the embedded one")
 	fs.StringVar(&f.dir, "keda-chart-dir", "", "install KEDA from this local chart directory or .tgz instead of a repository")
 	fs.StringVar(&f.ns, "keda-namespace", provision.KEDANamespace, "namespace of the KEDA release")
 	fs.StringVar(&f.values, "keda-values", "", "YAML file of values for KEDA's chart")

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
 
@@ -49,7 +49,7 @@ func TestMonitoringObjectsAreAcceptedByTheAPIServer(t *testing.T) {
 			t.Fatalf("%s: %v (rendered %q)", tmpl, err, out["tinyctl/templates/"+tmpl+".yaml"])
 		}
 		res, err := m.Apply(ctx, obj)
-		if err != nil || res.Action != api.Created {
+		if err != nil || res.Action != action.Created {
 			t.Fatalf("apply %s: %s, %v", tmpl, res, err)
 		}
 		mapping, err := m.Resource(obj.GroupVersionKind())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/client"
+	"github.com/tinyctl/tinyctl/client/progress"
 )
 
 // defaultWaitTimeout bounds --wait and --wait-for unless --timeout says
@@ -41,7 +42,7 @@ func addWaitTimeoutFlag(fs *pflag.FlagSet, target *time.Duration) {
 // and cluster. It fails, saying what each cluster still reports, when
 // one reports what waiting cannot change (Stalled, a rollout past its
 // deadline) or timeout passes.
-func (o *options) await(ctx context.Context, c *client.Client, targets []client.Awaited, cond string, timeout time.Duration) error {
+func (o *options) await(ctx context.Context, c *client.Client, targets []progress.Target, cond string, timeout time.Duration) error {
 	if len(targets) == 0 {
 		return nil
 	}
@@ -49,8 +50,8 @@ func (o *options) await(ctx context.Context, c *client.Client, targets []client.
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	opts := client.WatchOptions{ReadTimeout: o.nats.RequestTimeout, OnError: func(err error) { o.warn(err.Error()) }}
-	progress, err := c.Wait(ctx, targets, cond, opts)
-	for _, p := range progress {
+	got, err := c.Wait(ctx, targets, cond, opts)
+	for _, p := range got {
 		for _, cl := range p.Clusters {
 			if cl.Met {
 				fmt.Fprintf(o.out, "component/%s %s on cluster %s (revision %d)\n", p.Key, cond, cl.Cluster, cl.ObservedRevision)
@@ -58,7 +59,7 @@ func (o *options) await(ctx context.Context, c *client.Client, targets []client.
 		}
 	}
 	var why []string
-	for _, p := range progress {
+	for _, p := range got {
 		if !p.Done {
 			why = append(why, p.Summary())
 		}

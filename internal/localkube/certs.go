@@ -31,12 +31,23 @@ type secrets struct {
 	// certificate for kubelets (logs, exec): in system:masters.
 	kubeletClientCert string
 	kubeletClientKey  string
+	// proxyClientCert and proxyClientKey are what the API server's
+	// aggregation layer presents to an extension API server (KEDA's
+	// metrics server): CN front-proxy-client, which the request-header
+	// flags trust.
+	proxyClientCert string
+	proxyClientKey  string
 }
+
+// FrontProxyClientName is the aggregation layer's client certificate CN,
+// the one name --requestheader-allowed-names accepts.
+const FrontProxyClientName = "front-proxy-client"
 
 // writeSecrets generates a CA, a serving certificate for 127.0.0.1,
 // localhost and advertise (an IP, when not empty), a client certificate in
 // system:masters for calls to kubelets, a service-account signing key and
-// an admin bearer token in system:masters.
+// an admin bearer token in system:masters, and the aggregation layer's
+// client certificate.
 func writeSecrets(dir, advertise string) (secrets, error) {
 	s := secrets{
 		caFile:            filepath.Join(dir, "ca.crt"),
@@ -46,6 +57,8 @@ func writeSecrets(dir, advertise string) (secrets, error) {
 		tokenFile:         filepath.Join(dir, "tokens.csv"),
 		kubeletClientCert: filepath.Join(dir, "apiserver-kubelet-client.crt"),
 		kubeletClientKey:  filepath.Join(dir, "apiserver-kubelet-client.key"),
+		proxyClientCert:   filepath.Join(dir, "front-proxy-client.crt"),
+		proxyClientKey:    filepath.Join(dir, "front-proxy-client.key"),
 	}
 	caKey, caCert, caDER, err := newCA()
 	if err != nil {
@@ -70,6 +83,10 @@ func writeSecrets(dir, advertise string) (secrets, error) {
 	if err != nil {
 		return s, err
 	}
+	proxyDER, proxyKeyDER, err := newLeaf(caKey, caCert, leaf{serial: 4, cn: FrontProxyClientName, usage: x509.ExtKeyUsageClientAuth})
+	if err != nil {
+		return s, err
+	}
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return s, fmt.Errorf("service-account key: %w", err)
@@ -86,6 +103,8 @@ func writeSecrets(dir, advertise string) (secrets, error) {
 		s.tokenFile:         []byte(s.adminToken + ",admin,admin-uid,system:masters\n"),
 		s.kubeletClientCert: pemBlock("CERTIFICATE", clientDER),
 		s.kubeletClientKey:  pemBlock("EC PRIVATE KEY", clientKeyDER),
+		s.proxyClientCert:   pemBlock("CERTIFICATE", proxyDER),
+		s.proxyClientKey:    pemBlock("EC PRIVATE KEY", proxyKeyDER),
 	}
 	for path, b := range files {
 		if err := os.WriteFile(path, b, 0o600); err != nil {

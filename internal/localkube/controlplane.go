@@ -209,6 +209,15 @@ func (cp *ControlPlane) apiServerArgs(etcdURL string) []string {
 		"--service-account-signing-key-file=" + cp.sec.saKeyFile,
 		"--kubelet-client-certificate=" + cp.sec.kubeletClientCert,
 		"--kubelet-client-key=" + cp.sec.kubeletClientKey,
+		// The aggregation layer, for extension API servers such as
+		// KEDA's external metrics server.
+		"--requestheader-client-ca-file=" + cp.sec.caFile,
+		"--requestheader-allowed-names=" + FrontProxyClientName,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + cp.sec.proxyClientCert,
+		"--proxy-client-key-file=" + cp.sec.proxyClientKey,
 		"--allow-privileged=true",
 		"--profiling=false",
 		"--v=1",

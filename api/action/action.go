@@ -1,4 +1,7 @@
-package api
+// Package action names what a write did to one object: created,
+// configured, unchanged, deleted, ... The same words are printed by the
+// CLI, recorded by the controller and returned by the public client.
+package action
 
 // Action says what a tinyctl operation did, or would do, to one object: a
 // Kubernetes object, a JetStream stream or consumer, a KV key or a Helm
