@@ -19,7 +19,7 @@ import (
 	"github.com/tinyctl/tinyctl/deploy"
 )
 
-var chartNames = []string{"tinyctl", "nats", "collector"}
+var chartNames = []string{"tinyctl", "nats", "collector", "keda"}
 
 // withIdentity are the controller's nats values with an account signing
 // key, as `tinyctl install` sets them for a broker with jwt auth.
@@ -78,6 +78,7 @@ func TestChartsLintClean(t *testing.T) {
 		{"nats", map[string]any{"auth": map[string]any{"mode": "jwt"}, "cluster": map[string]any{"replicas": 5, "name": "broker"}}},
 		{"tinyctl", map[string]any{"nats": map[string]any{"replicas": 3}}},
 		{"collector", nil},
+		{"keda", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.chart, func(t *testing.T) {

@@ -41,6 +41,11 @@ func run(m *testing.M) int {
 	if err != nil {
 		return fail(err)
 	}
+	keda, err := localnode.KEDAImages(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	images = append(images, keda...)
 	dir, err := os.MkdirTemp("", "e2e-node-images-")
 	if err != nil {
 		return fail(err)

@@ -54,7 +54,7 @@ func TestReadyMeansThePodsRun(t *testing.T) {
 
 	// Nothing serves images on port 1 of this node: every pull fails.
 	bad := u.file("unpullable.yaml", probe("unpullable", "127.0.0.1:1/acme/missing:1", "5ms", 1))
-	r := u.run(2*time.Minute, "apply", "-f", bad, "--wait", "--timeout", "60s")
+	r := u.run(2*time.Minute, "apply", "-f", bad, "--wait", "--timeout", "30s")
 	if r.code != 1 || !strings.Contains(r.stderr, "default.unpullable on cluster default: ImagePullBackOff: pod unpullable-") ||
 		!strings.Contains(r.stderr, `cannot pull image "127.0.0.1:1/acme/missing:1"`) {
 		t.Errorf("apply --wait of an image that cannot be pulled: want exit 1 naming ImagePullBackOff\n%s", r)
@@ -63,8 +63,8 @@ func TestReadyMeansThePodsRun(t *testing.T) {
 
 	// The worker exits at once: THUMBNAIL_WORK is not a duration.
 	crash := u.file("crasher.yaml", probe("crasher", localnode.ExampleWorkerImage, "often", 1))
-	r = u.run(2*time.Minute, "apply", "-f", crash, "--wait", "--timeout", "45s")
-	if r.code != 1 || !strings.Contains(r.stderr, "timed out after 45s waiting for Ready") {
+	r = u.run(2*time.Minute, "apply", "-f", crash, "--wait", "--timeout", "30s")
+	if r.code != 1 || !strings.Contains(r.stderr, "timed out after 30s waiting for Ready") {
 		t.Errorf("apply --wait of a crashing worker: want exit 1 at the timeout\n%s", r)
 	}
 	st := degraded(t, u, "crasher", "CrashLoopBackOff")
