@@ -12,6 +12,7 @@ import (
 type devFlags struct {
 	dir, examples           string
 	natsPort, clusters      int
+	node                    bool
 	healthAddr, metricsAddr string
 	logLevel, logFormat     string
 }
@@ -33,12 +34,19 @@ and N clusters dev-1..dev-N (labels env=dev, region=r1..rN), each with its own
 NATS as a leafnode of the hub, its own control plane and a controller reading a
 mirror of the hub's specs, all joined to the hub. The examples are published at
 the hub; tinyctl status -A and tinyctl clusters there show every cluster.
+--node runs a real node too (containerd, kubelet, scheduler, controller
+manager, kube-proxy; needs root and the packages go tool task tools-node
+installs): workers run as pods, Ready waits for them, and an example whose
+dev.tinyctl.io/run annotation is "go run PKG" runs PKG built here as its image.
 
 Run it from a clone of the tinyctl repository: go run ./cmd/tinyctl dev`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.clusters < 0 || f.clusters > 9 {
 				return usageError{fmt.Errorf("--clusters %d: want 0 (one cluster) to 9", f.clusters)}
+			}
+			if f.node && f.clusters > 0 {
+				return usageError{fmt.Errorf("--node runs one cluster: it cannot be combined with --clusters")}
 			}
 			log, err := newLogger(o.errOut, f.logLevel, f.logFormat)
 			if err != nil {
@@ -53,7 +61,7 @@ Run it from a clone of the tinyctl repository: go run ./cmd/tinyctl dev`,
 			}
 			return devmode.Run(cmd.Context(), devmode.Options{
 				Dir: f.dir, NATSPort: f.natsPort, Examples: examples,
-				HealthAddr: f.healthAddr, MetricsAddr: f.metricsAddr, Clusters: f.clusters,
+				HealthAddr: f.healthAddr, MetricsAddr: f.metricsAddr, Clusters: f.clusters, Node: f.node,
 				Out: o.out, Log: log,
 			})
 		},
@@ -62,6 +70,7 @@ Run it from a clone of the tinyctl repository: go run ./cmd/tinyctl dev`,
 	fs.StringVar(&f.dir, "dir", "", "keep NATS data and control-plane state here (default: a temporary directory removed on exit)")
 	fs.StringVar(&f.examples, "examples", "examples", `components to publish at start ("" for none)`)
 	fs.IntVar(&f.natsPort, "nats-port", 4222, "client port of the embedded NATS server (-1: any free port)")
+	fs.BoolVar(&f.node, "node", false, "also run a real node, so workers run as pods (needs root and the node's packages)")
 	fs.IntVar(&f.clusters, "clusters", 0, "run a fleet: a hub and this many clusters, each with its own NATS, API server and controller (0: one cluster)")
 	fs.StringVar(&f.healthAddr, "health-addr", "127.0.0.1:8081", "controller /healthz and /readyz address")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "127.0.0.1:9090", "controller /metrics address")

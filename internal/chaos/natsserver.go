@@ -36,11 +36,23 @@ func StartNATS(tb testing.TB, bin string, maxStore int64) *NATSServer {
 	if maxStore == 0 {
 		maxStore = 1 << 40
 	}
-	s := &NATSServer{bin: bin, dir: tb.TempDir(), addr: testenv.FreeAddr(tb), monitor: testenv.FreeAddr(tb), maxStore: maxStore}
-	testenv.Must(tb, os.WriteFile(filepath.Join(s.dir, "nats.conf"), []byte(s.config()), 0o600))
-	s.Start(tb)
+	s := &NATSServer{bin: bin, dir: tb.TempDir(), maxStore: maxStore}
 	tb.Cleanup(func() { s.Kill(tb) })
-	return s
+	// A free port can be taken by another process between the moment it
+	// is picked and the server's bind (a shared machine runs many): then
+	// new ports are picked, a few times.
+	for attempt := 1; ; attempt++ {
+		s.addr, s.monitor = testenv.FreeAddr(tb), testenv.FreeAddr(tb)
+		testenv.Must(tb, os.WriteFile(filepath.Join(s.dir, "nats.conf"), []byte(s.config()), 0o600))
+		err := s.tryStart(tb)
+		if err == nil {
+			return s
+		}
+		s.Kill(tb)
+		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			tb.Fatalf("start nats-server: %v", err)
+		}
+	}
 }
 
 func (s *NATSServer) config() string {
@@ -67,6 +79,15 @@ func (s *NATSServer) Addr() string { return s.addr }
 // Start runs the server (again) and waits until its JetStream is healthy.
 func (s *NATSServer) Start(tb testing.TB) {
 	tb.Helper()
+	if err := s.tryStart(tb); err != nil {
+		tb.Fatalf("start nats-server: %v", err)
+	}
+}
+
+// tryStart runs the server and waits up to 30 s until its JetStream is
+// healthy, returning why not otherwise.
+func (s *NATSServer) tryStart(tb testing.TB) error {
+	tb.Helper()
 	s.cmd = exec.Command(s.bin, "-c", filepath.Join(s.dir, "nats.conf"))
 	log, err := os.OpenFile(filepath.Join(s.dir, "nats.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	testenv.Must(tb, err)
@@ -78,7 +99,22 @@ func (s *NATSServer) Start(tb testing.TB) {
 	exited := make(chan struct{})
 	s.exited = exited
 	go func() { _ = s.cmd.Wait(); close(exited) }()
-	testenv.Eventually(tb, 30*time.Second, s.healthy)
+	deadline := time.After(30 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := s.healthy()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return s.healthy() // says it exited, with the log's tail
+		case <-deadline:
+			return err
+		case <-tick.C:
+		}
+	}
 }
 
 // healthy asks the monitoring port whether JetStream is up.

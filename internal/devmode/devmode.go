@@ -51,6 +51,11 @@ type Options struct {
 	// own NATS (a leafnode of the hub), control plane and controller
 	// (docs/fleet.md).
 	Clusters int
+	// Node runs a real node too (containerd, kubelet, controller manager,
+	// scheduler, kube-proxy; package localnode): workers run as pods, and
+	// a component whose dev run command is `go run PKG` runs PKG built as
+	// an image here. Needs root and the node's packages.
+	Node bool
 }
 
 // Run starts everything, prints how to use it, and runs until ctx ends.
@@ -64,6 +69,9 @@ func Run(ctx context.Context, o Options) error {
 	defer cleanup()
 	if o.Clusters > 0 {
 		return runFleet(ctx, o, dir)
+	}
+	if o.Node {
+		return runNode(ctx, o, dir)
 	}
 	step(o.Out, "starting NATS with JetStream")
 	nats, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{
@@ -82,21 +90,31 @@ func Run(ctx context.Context, o Options) error {
 	if err := installCRDs(ctx, cp); err != nil {
 		return err
 	}
-	return runController(ctx, o, nats, cp)
+	return runController(ctx, o, nats, cp, devCluster{})
 }
 
-func runController(ctx context.Context, o Options, nats *bus.Embedded, cp *localkube.ControlPlane) error {
+// devCluster is what differs when a real node runs the pods.
+type devCluster struct {
+	// workerNATS is the NATS URL pods use ("": the embedded server's).
+	workerNATS string
+	// node: pods run, so Ready waits for them, and no local workers run.
+	node bool
+	// images replaces the image of components (by key) with one built here.
+	images map[string]string
+}
+
+func runController(ctx context.Context, o Options, nats *bus.Embedded, cp *localkube.ControlPlane, dc devCluster) error {
 	step(o.Out, "starting the controller")
 	ctrl, err := serve.New(serve.Config{
 		NATS:       bus.Config{URLs: []string{nats.ClientURL()}, Name: "tinyctl-dev"},
 		Kubeconfig: cp.Kubeconfig,
 		Loop: reconcile.Config{
-			Cluster:          cluster(""),
+			Cluster:          cluster(dc.workerNATS),
 			ClusterLabels:    ClusterLabels,
 			CreateNamespaces: true,
 			Recheck:          5 * time.Second,
-			// No kubelet runs pods here: Ready means applied.
-			ReadyWhenApplied: true,
+			// Without a node no kubelet runs pods: Ready means applied.
+			ReadyWhenApplied: !dc.node,
 		},
 		HealthAddr:  o.HealthAddr,
 		MetricsAddr: o.MetricsAddr,
@@ -117,22 +135,29 @@ func runController(ctx context.Context, o Options, nats *bus.Embedded, cp *local
 		}
 		return err
 	}
-	comps, err := publishExamples(ctx, o, nats.ClientURL())
+	comps, err := publishExamples(ctx, o, nats.ClientURL(), dc.images)
 	if err != nil {
 		cancel(err)
 		<-done
 		return err
 	}
-	workers := startWorkers(o.Out, comps, nats.ClientURL())
+	workers := &localWorkers{}
+	if !dc.node {
+		workers = startWorkers(o.Out, comps, nats.ClientURL())
+	}
 	metrics, health := ctrl.Addrs()
-	printUsage(o.Out, nats, cp, health, metrics)
+	printUsage(o.Out, nats, cp, health, metrics, dc.node)
 	select {
 	case err := <-done:
 		workers.stop(o.Out)
 		return err
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(o.Out, "\nstopping: local workers, controller, control plane, NATS")
+	if dc.node {
+		fmt.Fprintln(o.Out, "\nstopping: controller, node (its pods), control plane, NATS")
+	} else {
+		fmt.Fprintln(o.Out, "\nstopping: local workers, controller, control plane, NATS")
+	}
 	workers.stop(o.Out)
 	return <-done
 }
@@ -168,9 +193,8 @@ func installCRDs(ctx context.Context, cp *localkube.ControlPlane) error {
 	return m.WaitEstablished(ctx, crd.GetName(), 30*time.Second)
 }
 
-// publishExamples publishes the components under o.Examples and returns
-// them.
-func publishExamples(ctx context.Context, o Options, url string) ([]api.Component, error) {
+// readExamples reads and validates the components under o.Examples.
+func readExamples(o Options) ([]api.Component, error) {
 	if o.Examples == "" {
 		return nil, nil
 	}
@@ -182,6 +206,21 @@ func publishExamples(ctx context.Context, o Options, url string) ([]api.Componen
 	if len(set.Problems) > 0 {
 		return nil, fmt.Errorf("examples: %s", set.Problems[0])
 	}
+	out := make([]api.Component, 0, len(set.Components))
+	for _, c := range set.Components {
+		out = append(out, c.Component)
+	}
+	return out, nil
+}
+
+// publishExamples publishes the components under o.Examples, each with the
+// image images gives its key, if any (and that image's own command), and
+// returns them as published.
+func publishExamples(ctx context.Context, o Options, url string, images map[string]string) ([]api.Component, error) {
+	examples, err := readExamples(o)
+	if len(examples) == 0 || err != nil {
+		return nil, err
+	}
 	conn, err := bus.Connect(ctx, bus.Config{URLs: []string{url}, Name: "tinyctl-dev-publish"}, nil)
 	if err != nil {
 		return nil, err
@@ -191,14 +230,18 @@ func publishExamples(ctx context.Context, o Options, url string) ([]api.Componen
 	if err != nil {
 		return nil, err
 	}
-	comps := make([]api.Component, 0, len(set.Components))
-	for _, c := range set.Components {
-		res, err := pub.Publish(ctx, c.Component, client.PublishOptions{})
+	for i, c := range examples {
+		if img, ok := images[api.KeyOf(c)]; ok {
+			// The image runs the dev run command's program, whatever
+			// command the spec gives its own image.
+			c.Spec.Image, c.Spec.Command, c.Spec.Args = img, nil, nil
+			examples[i] = c
+		}
+		res, err := pub.Publish(ctx, c, client.PublishOptions{})
 		if err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(o.Out, "  component/%s %s (revision %d)\n", res.Key, res.Action, res.Revision)
-		comps = append(comps, c.Component)
 	}
-	return comps, nil
+	return examples, nil
 }

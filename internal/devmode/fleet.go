@@ -67,7 +67,7 @@ func runFleet(ctx context.Context, o Options, dir string) error {
 	if err := joinAll(ctx, hub.ClientURL(), members); err != nil {
 		return err
 	}
-	if _, err := publishExamples(ctx, o, hub.ClientURL()); err != nil {
+	if _, err := publishExamples(ctx, o, hub.ClientURL(), nil); err != nil {
 		return err
 	}
 	printFleetUsage(o.Out, hub, members)

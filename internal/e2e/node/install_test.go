@@ -250,23 +250,32 @@ func statusReady(t *testing.T, u *user, rev uint64) {
 // delivered at least delivered jobs with none pending or unacknowledged.
 func drained(t *testing.T, o *observer, delivered uint64) {
 	t.Helper()
+	drainedOf(t, o, workerStream, workerConsumer, delivered, 90*time.Second)
+}
+
+// drainedOf waits until stream is empty and consumer has delivered at
+// least delivered jobs with none pending or unacknowledged, and returns
+// when it first saw that.
+func drainedOf(t *testing.T, o *observer, stream, consumer string, delivered uint64, within time.Duration) time.Time {
+	t.Helper()
 	ctx := context.Background()
-	testenv.Eventually(t, 90*time.Second, func() error {
-		s, err := o.js.Stream(ctx, workerStream)
+	testenv.EventuallyEvery(t, within, 250*time.Millisecond, func() error {
+		s, err := o.js.Stream(ctx, stream)
 		if err != nil {
 			return err
 		}
-		c, err := s.Consumer(ctx, workerConsumer)
+		c, err := s.Consumer(ctx, consumer)
 		if err != nil {
 			return err
 		}
 		si, ci := s.CachedInfo(), c.CachedInfo()
 		if si.State.Msgs != 0 || ci.NumPending != 0 || ci.NumAckPending != 0 || ci.Delivered.Consumer < delivered {
-			return fmt.Errorf("stream holds %d jobs; consumer: %d pending, %d unacknowledged, %d delivered (want 0, 0, 0, ≥ %d)",
-				si.State.Msgs, ci.NumPending, ci.NumAckPending, ci.Delivered.Consumer, delivered)
+			return fmt.Errorf("stream %s holds %d jobs; consumer: %d pending, %d unacknowledged, %d delivered (want 0, 0, 0, ≥ %d)",
+				stream, si.State.Msgs, ci.NumPending, ci.NumAckPending, ci.Delivered.Consumer, delivered)
 		}
 		return nil
 	})
+	return time.Now()
 }
 
 // countAdvisories counts the messages on subject from now on.

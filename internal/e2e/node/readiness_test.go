@@ -16,6 +16,13 @@ import (
 // probe is a worker component of the example image on the real node:
 // image and THUMBNAIL_WORK set what its pod does, replicas how many run.
 func probe(name, image, work string, replicas int) string {
+	return worker(name, image, work, fmt.Sprintf("replicas: %d", replicas))
+}
+
+// worker is a component of the example worker, consuming default.NAME.*,
+// sized by sizing (replicas, or a scaling block), its stream deleted with
+// it.
+func worker(name, image, work, sizing string) string {
 	return fmt.Sprintf(`apiVersion: tinyctl.io/v1alpha1
 kind: Component
 metadata:
@@ -30,10 +37,10 @@ spec:
     limits: {memory: 128Mi}
   jobs:
     subjects: ["default.%s.*"]
-  replicas: %d
+  %s
   egress: none
   deletion: {stream: Delete}
-`, name, image, work, name, replicas)
+`, name, image, work, name, sizing)
 }
 
 // TestReadyMeansThePodsRun, on the real node with a default install: an
