@@ -53,8 +53,9 @@ type SpecWatch interface {
 type Specs interface {
 	// Watch starts a watch of the whole bucket; see SpecWatch.
 	Watch(ctx context.Context) (SpecWatch, error)
-	// Latest returns the key's newest revision, value or marker; found is
-	// false when the key has no revision at all.
+	// Latest returns the key's newest revision, value or marker, as the
+	// bucket's leader has it (not a replica catching up); found is false
+	// when the key has no revision at all.
 	Latest(ctx context.Context, key string) (e Entry, found bool, err error)
 	// History returns the kept revisions of key, oldest first.
 	History(ctx context.Context, key string) ([]Entry, error)

@@ -132,13 +132,15 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 	return append(jetstream, kids...), errors.Join(err, refused)
 }
 
-// guard re-reads the key's latest revision from the bucket: when it is no
-// longer rev (a newer put, or a delete that landed mid-reconcile; for a
-// removal, a put that re-created the key), nothing is written and the
-// newer entry wins. A read older than rev came from a replica still
-// catching up (a direct get is answered by any replica of a clustered
-// bucket): it says nothing about what is newer, so the step is retried
-// rather than taking an older put for a re-creation and dropping a delete.
+// guard re-reads the key's latest revision from the bucket, as its
+// stream's leader has it (Specs.Latest: a replica still catching up would
+// answer with an older revision, which could make a superseded put look
+// current and resurrect a deleted component): when it is no longer rev (a
+// newer put, or a delete that landed mid-reconcile; for a removal, a put
+// that re-created the key), nothing is written and the newer entry wins. A
+// read older than rev (from a bucket reached only through direct gets)
+// says nothing about what is newer, so the step is retried rather than
+// taking an older put for a re-creation and dropping a delete.
 func (c *Controller) guard(ctx context.Context, key string, rev uint64, removing bool) error {
 	latest, found, err := c.deps.Specs.Latest(ctx, key)
 	switch {

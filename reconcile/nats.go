@@ -44,7 +44,7 @@ func (n natsSpecs) Watch(ctx context.Context) (SpecWatch, error) {
 }
 
 func (n natsSpecs) Latest(ctx context.Context, key string) (Entry, bool, error) {
-	e, err := n.s.Latest(ctx, key)
+	e, err := n.s.LatestFromLeader(ctx, key)
 	if errors.Is(err, bus.ErrNotFound) {
 		return Entry{}, false, nil
 	}

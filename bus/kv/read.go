@@ -2,12 +2,14 @@ package kv
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/bus"
@@ -146,4 +148,64 @@ func (b *Bucket) Info(ctx context.Context) (Info, error) {
 		return Info{}, bus.Classify("bucket "+b.name+" info", err)
 	}
 	return Info{Created: info.Created, LastRevision: info.State.LastSeq}, nil
+}
+
+// LatestFromLeader is Latest answered by the stream's leader. Latest is a
+// direct get, which any replica answers, and a replica still catching up
+// (a restarted node of a clustered bucket) answers with what it has: an
+// older revision, or none. A check that a revision is still the newest
+// (the controller's resurrection guard) must ask the leader. A bucket
+// reached through an import (Config.APIPrefix) has only direct gets, and
+// falls back to Latest.
+func (b *Bucket) LatestFromLeader(ctx context.Context, key string) (Entry, error) {
+	if b.scoped != nil {
+		return b.scopedLatest(ctx, key)
+	}
+	var e Entry
+	err := b.c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
+		req, _ := json.Marshal(map[string]string{"last_by_subj": b.subject(key)})
+		m, err := b.c.NATS().RequestWithContext(ctx, apiPrefix(b.c.JetStream().Options())+"STREAM.MSG.GET.KV_"+b.name, req)
+		if err != nil {
+			return err
+		}
+		var resp struct {
+			Message *struct {
+				Seq  uint64    `json:"seq"`
+				Hdrs []byte    `json:"hdrs"`
+				Data []byte    `json:"data"`
+				Time time.Time `json:"time"`
+			} `json:"message"`
+			Error *jetstream.APIError `json:"error"`
+		}
+		if err := json.Unmarshal(m.Data, &resp); err != nil {
+			return fmt.Errorf("stream message get: %w", err)
+		}
+		switch {
+		case resp.Error != nil && resp.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
+			return jetstream.ErrKeyNotFound
+		case resp.Error != nil:
+			return resp.Error
+		case resp.Message == nil:
+			return errors.New("stream message get: no message in the answer")
+		}
+		hdr, err := nats.DecodeHeadersMsg(resp.Message.Hdrs)
+		if err != nil && len(resp.Message.Hdrs) > 0 {
+			return fmt.Errorf("stream message get: headers: %w", err)
+		}
+		e = Entry{Key: key, Value: resp.Message.Data, Revision: resp.Message.Seq, Created: resp.Message.Time, Op: opFromHeader(hdr)}
+		return nil
+	})
+	return e, bus.Classify("get "+key, err)
+}
+
+// apiPrefix is where a JetStream context sends its API requests:
+// "$JS.API.", or a domain's or an import's.
+func apiPrefix(o jetstream.JetStreamOptions) string {
+	switch {
+	case o.Domain != "":
+		return "$JS." + o.Domain + ".API."
+	case o.APIPrefix != "":
+		return strings.TrimSuffix(o.APIPrefix, ".") + "."
+	}
+	return "$JS.API."
 }

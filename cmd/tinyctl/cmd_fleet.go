@@ -103,12 +103,14 @@ func newClustersCmd(o *options) *cobra.Command {
 	var output, statusBucket string
 	cmd := &cobra.Command{
 		Use:   "clusters",
-		Short: "List the clusters that report: labels, last heartbeat, components placed, ready and behind",
+		Short: "List the clusters that report: labels, last heartbeat, components placed, ready, degraded and behind",
 		Long: `Clusters prints one row per cluster known from a heartbeat, a status record or
-the fleet membership: NAME LABELS HEARTBEAT PLACED READY BEHIND HUB. HEARTBEAT
-is the age of the last heartbeat, "stale <age>" once it expired. PLACED counts
-the components the cluster reports on, READY those that are ready, BEHIND those
-reported for an older revision than the latest published. HUB, at a fleet hub,
+the fleet membership: NAME LABELS HEARTBEAT PLACED READY DEGRADED BEHIND HUB.
+HEARTBEAT is the age of the last heartbeat, "stale <age>" once it expired.
+PLACED counts the components the cluster reports on, READY those whose pods run
+their revision, DEGRADED those with a workload problem to act on (tinyctl status
+says which), BEHIND those reported for an older revision than the latest
+published. HUB, at a fleet hub,
 shows the cluster's JetStream domain, how many of its status messages the hub
 has yet to copy, and how long ago the hub last heard from it.
 -o json and -o yaml print a ClusterList (see docs/cli.md).`,

@@ -57,7 +57,7 @@ func TestDevNodeRunsTheWorkersAsPods(t *testing.T) {
 	spec := filepath.Join(t.TempDir(), "resizer.yaml")
 	testenv.Must(t, os.WriteFile(spec, []byte(resizer), 0o600))
 	d := startDev(t, root, "--node", "--nats-port", "-1", "--health-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--examples", spec)
-	out := d.waitFor(t, "export TINYCTL_NATS_URL=", 15*time.Minute)
+	out := d.waitFor(t, "Press Ctrl-C to stop everything.", 15*time.Minute) // the banner's last line
 	kubeconfig, natsURL := valueAfter(out, "export KUBECONFIG="), valueAfter(out, "export TINYCTL_NATS_URL=")
 	if !strings.Contains(out, "media.resizer: runs as pods of image tinyctl.local/dev/media-resizer:dev") ||
 		!strings.Contains(out, "A real node runs the workers as pods") {

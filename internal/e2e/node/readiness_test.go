@@ -44,9 +44,9 @@ spec:
 }
 
 // TestReadyMeansThePodsRun, on the real node with a default install: an
-// image that cannot be pulled and a worker that exits at start are
-// applied but not Ready, Degraded with the kubelet's reason, and apply
-// --wait exits 1 saying so; a fixed revision is Ready again and apply
+// image that cannot be pulled, a worker that exits at start and a pod no
+// node can hold are applied but not Ready, Degraded with the kubelet's or
+// the scheduler's reason, and apply --wait exits 1 saying so; a fixed revision is Ready again and apply
 // --wait exits 0 once its pods run; scaled to zero is Ready too.
 func TestReadyMeansThePodsRun(t *testing.T) {
 	u := newUser(t)
@@ -54,7 +54,7 @@ func TestReadyMeansThePodsRun(t *testing.T) {
 	u.file("publisher.creds", string(secretData(t, runtimeNS, keyring.PublisherSecret, keyring.PublisherCredsKey)))
 	u.env = append(u.env, "TINYCTL_NATS_URL="+brokerURL(t), "TINYCTL_NATS_CREDS="+u.dir+"/publisher.creds")
 	t.Cleanup(func() {
-		for _, name := range []string{"unpullable", "crasher"} {
+		for _, name := range []string{"unpullable", "crasher", "greedy"} {
 			u.run(time.Minute, "delete", name, "-n", "default", "--yes")
 		}
 	})
@@ -78,6 +78,15 @@ func TestReadyMeansThePodsRun(t *testing.T) {
 	if !strings.Contains(st.Message, "keeps exiting (last exit code 2, Error)") {
 		t.Errorf("crasher's message %q does not give the worker's exit code 2", st.Message)
 	}
+
+	// A pod asking for more CPU than the node has.
+	greedy := strings.Replace(probe("greedy", localnode.ExampleWorkerImage, "5ms", 1), "cpu: 10m", `cpu: "64"`, 1)
+	r = u.run(2*time.Minute, "apply", "-f", u.file("greedy.yaml", greedy), "--wait", "--timeout", "20s")
+	if r.code != 1 || !strings.Contains(r.stderr, "default.greedy on cluster default: Unschedulable: pod greedy-") ||
+		!strings.Contains(r.stderr, "Insufficient cpu") {
+		t.Errorf("apply --wait of a pod no node can hold: want exit 1 naming Unschedulable and the scheduler's reason\n%s", r)
+	}
+	u.ok(time.Minute, "delete", "greedy", "-n", "default", "--yes")
 
 	// Fixed revisions roll out; apply --wait returns once their pods run.
 	for _, fix := range []struct {
