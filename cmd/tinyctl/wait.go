@@ -34,7 +34,7 @@ func waitCondition(v string) (string, error) {
 
 // addWaitTimeoutFlag registers --timeout for a waiting command.
 func addWaitTimeoutFlag(fs *pflag.FlagSet, target *time.Duration) {
-	fs.DurationVar(target, "timeout", defaultWaitTimeout, "how long to wait before giving up (exit 1, saying what each cluster reports)")
+	fs.DurationVar(target, "timeout", defaultWaitTimeout, "with --wait or --wait-for: how long to wait before giving up (exit 1, saying what each cluster reports)")
 }
 
 // await waits until every target reports condition cond True on every
