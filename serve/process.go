@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -193,7 +196,7 @@ func (p *Process) connect(ctx context.Context) (stop func(), err error) {
 	p.connected.Store(true)
 	boolGauge(p.metrics.connected, true)
 	stop = func() { p.conn.Close(); shutdown() }
-	if err := p.openStores(ctx); err != nil {
+	if err := p.openStoresPatiently(ctx); err != nil {
 		stop()
 		return nil, err
 	}
@@ -208,6 +211,30 @@ func (p *Process) connect(ctx context.Context) (stop func(), err error) {
 		stop = func() { closeClaims(); prev() }
 	}
 	return stop, nil
+}
+
+// openStoresPatiently opens the buckets, trying again (every 0.5 s, then
+// up to every 5 s) while NATS answers with a transient error: a JetStream
+// cluster still electing its leader, a server restarting. A controller
+// started together with its broker waits for it, not ready, instead of
+// exiting. Other errors (permissions, a bucket with other settings, a
+// broker or account without JetStream) end it at once.
+func (p *Process) openStoresPatiently(ctx context.Context) error {
+	backoff := wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Cap: 5 * time.Second, Steps: math.MaxInt32}
+	var last error
+	err := wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
+		last = p.openStores(ctx)
+		if last != nil && bus.IsTransient(last) && !errors.Is(last, jetstream.ErrJetStreamNotEnabled) &&
+			!errors.Is(last, jetstream.ErrJetStreamNotEnabledForAccount) {
+			zerolog.Ctx(ctx).Warn().Err(last).Msg("buckets not reachable yet; trying again")
+			return false, nil
+		}
+		return true, last
+	})
+	if last != nil && ctx.Err() != nil {
+		return last
+	}
+	return err
 }
 
 func (p *Process) openStores(ctx context.Context) error {
