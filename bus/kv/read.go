@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -164,7 +165,15 @@ func (b *Bucket) LatestFromLeader(ctx context.Context, key string) (Entry, error
 	var e Entry
 	err := b.c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
 		req, _ := json.Marshal(map[string]string{"last_by_subj": b.subject(key)})
-		m, err := b.c.NATS().RequestWithContext(ctx, apiPrefix(b.c.JetStream().Options())+"STREAM.MSG.GET.KV_"+b.name, req)
+		opts := b.c.JetStream().Options()
+		if _, ok := ctx.Deadline(); !ok {
+			// As the JetStream client bounds its own requests: a leader
+			// being elected may leave the request unanswered.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, cmp.Or(opts.DefaultTimeout, 5*time.Second))
+			defer cancel()
+		}
+		m, err := b.c.NATS().RequestWithContext(ctx, apiPrefix(opts)+"STREAM.MSG.GET.KV_"+b.name, req)
 		if err != nil {
 			return err
 		}
