@@ -247,14 +247,12 @@ func cached(infs []cache.SharedIndexInformer, want, ns string) []any {
 // trimMeta keeps what the caches are looked up by.
 func trimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	out := metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
-		Generation: m.Generation, DeletionTimestamp: m.DeletionTimestamp,
-		Labels: maps.Collect(func(yield func(string, string) bool) {
-			for _, k := range []string{render.LabelName, render.LabelComponent} {
-				if v, ok := m.Labels[k]; ok && !yield(k, v) {
-					return
-				}
-			}
-		})}
+		Generation: m.Generation, DeletionTimestamp: m.DeletionTimestamp, Labels: map[string]string{}}
+	for _, k := range []string{render.LabelName, render.LabelComponent} {
+		if v, ok := m.Labels[k]; ok {
+			out.Labels[k] = v
+		}
+	}
 	if h, ok := m.Annotations[render.AnnotationContentHash]; ok {
 		out.Annotations = map[string]string{render.AnnotationContentHash: h}
 	}
