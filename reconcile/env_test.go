@@ -62,9 +62,11 @@ type env struct {
 	minter     reconcile.Minter
 	// specsOf, when set, wraps the spec bucket the controller reads.
 	specsOf func(reconcile.Specs) reconcile.Specs
-	ctrl    *reconcile.Controller
-	stop    context.CancelFunc
-	done    chan error
+	// streamsOf, when set, wraps the JetStream provisioner.
+	streamsOf func(reconcile.Streams) reconcile.Streams
+	ctrl      *reconcile.Controller
+	stop      context.CancelFunc
+	done      chan error
 }
 
 func newEnv(t testing.TB, cfg reconcile.Config) *env {
@@ -116,6 +118,9 @@ func (e *env) start() {
 	deps.Minter = e.minter
 	if e.specsOf != nil {
 		deps.Specs = e.specsOf(deps.Specs)
+	}
+	if e.streamsOf != nil {
+		deps.Streams = e.streamsOf(deps.Streams)
 	}
 	e.ctrl = reconcile.New(e.cfg, deps)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -23,6 +23,11 @@ import (
 // watch will deliver it and the key will be reconciled again.
 var errSuperseded = errors.New("superseded by a newer revision")
 
+// guardFresh is how old the guard's read may be when the children are
+// applied; an older one is made again. Healthy JetStream steps take
+// milliseconds, so the second read happens only when one was slow.
+const guardFresh = 250 * time.Millisecond
+
 // sync reconciles one key from its latest cached entry: gather, decide,
 // execute, record.
 func (c *Controller) sync(ctx context.Context, key string) error {
@@ -98,6 +103,7 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	live := c.deps.Kube.Prefetch(ctx, desired, c.children.get)
+	checked := c.clock.Now()
 	if err := c.guard(ctx, p.key, p.rev, false); err != nil {
 		return nil, err
 	}
@@ -116,6 +122,14 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 		}
 		creds = append(creds, secret)
 		c.scheduleRotation(p.key, secret.Expires)
+	}
+	if c.clock.Since(checked) > guardFresh {
+		// The stream or credentials took long enough (a JetStream leader
+		// election) for a delete to have landed since: check again
+		// rather than create a Deployment the bucket no longer holds.
+		if err := c.guard(ctx, p.key, p.rev, false); err != nil {
+			return creds, err
+		}
 	}
 	kids, err := c.applyChildren(ctx, p, desired, live)
 	kids = append(creds, kids...)

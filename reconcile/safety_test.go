@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/api/defaults"
 
@@ -14,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/bus/status"
@@ -197,4 +202,77 @@ func TestAStaleReadDoesNotDropADelete(t *testing.T) {
 		t.Fatal("no read was answered stale: the test checked nothing")
 	}
 	t.Logf("%d reads answered with the put before the delete", stale.answers)
+}
+
+// deletedWhileEnsuring deletes a component while its stream is being
+// ensured, and makes that step slow (as a JetStream leader election does),
+// so the guard's first read is stale by the time the children are applied.
+type deletedWhileEnsuring struct {
+	reconcile.Streams
+	t       *testing.T
+	specs   *specs.Store
+	key     string
+	deleted atomic.Bool
+}
+
+func (d *deletedWhileEnsuring) Ensure(ctx context.Context, ns string, s jetstream.StreamConfig, c jetstream.ConsumerConfig, fresh bool) (action.Action, action.Action, error) {
+	if d.deleted.CompareAndSwap(false, true) {
+		if err := d.specs.Delete(ctx, d.key, 0); err != nil {
+			d.t.Errorf("delete %s: %v", d.key, err)
+		}
+		<-time.After(500 * time.Millisecond) // the slow step, not a wait for a condition
+	}
+	return d.Streams.Ensure(ctx, ns, s, c, fresh)
+}
+
+func TestADeleteDuringASlowStepCreatesNoDeployment(t *testing.T) {
+	e := newEnv(t, reconcile.Config{})
+	comp := e.component("brief")
+	key := api.KeyOf(defaults.Apply(comp))
+	slow := &deletedWhileEnsuring{t: t, specs: e.specs, key: key}
+	e.streamsOf = func(s reconcile.Streams) reconcile.Streams { slow.Streams = s; return slow }
+	counts := newCounter()
+	e.obs = counts
+	e.start()
+	w, err := e.dyn.Resource(deployments).Namespace(e.ns).Watch(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	e.publish(comp)
+	// The put's reconcile, then the delete's.
+	waitUntil(t, func() error {
+		if n := counts.count(key); !slow.deleted.Load() || n < 2 {
+			return fmt.Errorf("%d reconciles of %s, want the put's and the delete's", n, key)
+		}
+		return nil
+	})
+	// A Deployment created now is the watch's last event: every event
+	// before it has been seen once it arrives.
+	sentinel := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "sentinel"},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "sentinel"}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": map[string]any{"app": "sentinel"}},
+				"spec":     map[string]any{"containers": []any{map[string]any{"name": "c", "image": "example.invalid/c"}}},
+			},
+		},
+	}}
+	if _, err := e.dyn.Resource(deployments).Namespace(e.ns).Create(context.Background(), sentinel, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for ev := range w.ResultChan() {
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		switch {
+		case !ok:
+			t.Fatalf("watch: %v", ev.Object)
+		case u.GetName() == "brief":
+			t.Fatalf("Deployment brief %s although its component was deleted before the Deployment was applied", ev.Type)
+		case u.GetName() == "sentinel":
+			return
+		}
+	}
+	t.Fatal("the watch ended before the sentinel arrived")
 }
