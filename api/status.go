@@ -18,6 +18,10 @@ type Status struct {
 	Cluster string `json:"cluster"`
 	// ObservedRevision is the spec revision this status describes.
 	ObservedRevision uint64 `json:"observedRevision"`
+	// SpecBucket names the spec bucket ObservedRevision is a revision of
+	// (its incarnation, and the revision it went back to if it did): a
+	// revision number means something only within one bucket.
+	SpecBucket string `json:"specBucket,omitempty"`
 	// ClusterLabels are the labels the cluster had when its controller
 	// applied this revision: a later controller with other labels can
 	// tell that its own identity changed, not the placement, and keeps

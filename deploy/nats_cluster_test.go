@@ -123,7 +123,7 @@ func TestNATSClusterRunsInJWTMode(t *testing.T) {
 		urls = append(urls, startServer(t, opts).ClientURL())
 	}
 
-	pub, err := keys.Signer().Mint("controller", identity.Controller(identity.DefaultBuckets()), time.Now(), time.Hour)
+	pub, err := keys.Signer().Mint("controller", identity.Controller(identity.DefaultBuckets(), ""), time.Now(), time.Hour)
 	testenv.Must(t, err)
 	nc, err := nats.Connect(strings.Join(urls, ","), nats.UserCredentials(writeCreds(t, pub)))
 	testenv.Must(t, err)

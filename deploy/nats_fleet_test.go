@@ -60,7 +60,7 @@ func TestNATSConfigFleetMemberInJWTMode(t *testing.T) {
 	testenv.Must(t, err)
 	member := startServer(t, opts)
 
-	c, err := keys.Signer().Mint("controller", identity.Controller(identity.DefaultBuckets()), time.Now(), time.Hour)
+	c, err := keys.Signer().Mint("controller", identity.Controller(identity.DefaultBuckets(), "hub"), time.Now(), time.Hour)
 	testenv.Must(t, err)
 	creds := filepath.Join(t.TempDir(), "controller.creds")
 	testenv.Must(t, os.WriteFile(creds, c.File, 0o600))
@@ -79,6 +79,19 @@ func TestNATSConfigFleetMemberInJWTMode(t *testing.T) {
 		}
 		return nil
 	})
+
+	// The controller may compare its mirror with the hub's bucket and
+	// rebuild it (what it does when the hub's bucket was created again).
+	origin, err := mirror.Origin(ctx, true)
+	testenv.Must(t, err)
+	if !origin.Keys["media.thumbnailer"] || origin.LastMessage != rev {
+		t.Fatalf("the hub's bucket as the member's controller reads it: %+v, want media.thumbnailer at %d", origin, rev)
+	}
+	testenv.Must(t, mirror.Rebuild(ctx, origin))
+	testenv.Must(t, mirror.WaitMirror(ctx, rev))
+	if m, err := mirror.Mirror(ctx); err != nil || m.Origin != origin.Incarnation {
+		t.Fatalf("the rebuilt mirror records %+v (%v), want origin %s", m, err, origin.Incarnation)
+	}
 
 	// The other way: the hub gathers the status the controller writes.
 	local, err := status.Open(ctx, conn, status.Config{}, kv.Ensure)

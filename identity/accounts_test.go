@@ -135,7 +135,7 @@ func TestNamespaceAccountsCarryJobsAndSurviveARestart(t *testing.T) {
 		testenv.Must(t, identity.PushAccount(ctx, claims, token))
 	}
 
-	ctl := b.connect(t, keys.Signer(), "controller", identity.Controller(buckets))
+	ctl := b.connect(t, keys.Signer(), "controller", identity.Controller(buckets, ""))
 	js, err := jetstream.NewWithAPIPrefix(ctl, identity.NamespaceAPIPrefix("media"))
 	testenv.Must(t, err)
 	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "tinyctl_media_resizer", Subjects: []string{"media.resize.*"}, Retention: jetstream.WorkQueuePolicy})

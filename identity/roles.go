@@ -122,15 +122,26 @@ func readBucket(bucket string) []string {
 // and, as the control account imports them, the JetStream APIs of the
 // namespaces' jobs accounts (NamespaceAPIPrefix), and write the status,
 // heartbeat and lease buckets, but not the spec bucket, which only
-// publishers write, nor delete, purge or edit it.
-func Controller(b Buckets) Permissions {
+// publishers write, nor delete, purge or edit it. With hubDomain (a fleet
+// cluster's controller) the spec bucket is a mirror of the hub's, which
+// the controller may delete and purge to follow the hub (rebuilt when the
+// hub's bucket was created again, a key purged there purged here), and it
+// may read the hub's bucket (stream info and reads, nothing else there).
+func Controller(b Buckets, hubDomain string) Permissions {
 	specs := "KV_" + b.Specs
-	return Permissions{
+	p := Permissions{
 		Publish:   []string{"$JS.API.>", "$KV." + b.Status + ".>", "$KV." + b.Heartbeats + ".>", "$KV." + b.Leases + ".>", "tinyctl.ns.*.API.>"},
 		Subscribe: []string{"_INBOX.>"},
 		DenyPublish: []string{"$JS.API.STREAM.DELETE." + specs, "$JS.API.STREAM.PURGE." + specs,
 			"$JS.API.STREAM.UPDATE." + specs, "$JS.API.STREAM.MSG.DELETE." + specs},
 	}
+	if hubDomain != "" {
+		hub := "$JS." + hubDomain + ".API."
+		p.Publish = append(p.Publish, hub+"STREAM.INFO."+specs, hub+"STREAM.MSG.GET."+specs,
+			hub+"DIRECT.GET."+specs, hub+"DIRECT.GET."+specs+".>")
+		p.DenyPublish = []string{"$JS.API.STREAM.UPDATE." + specs, "$JS.API.STREAM.MSG.DELETE." + specs}
+	}
+	return p
 }
 
 // Name is a user's name for a role and a subject: "worker.media.resizer",

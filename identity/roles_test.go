@@ -91,7 +91,7 @@ func TestEachPartyMayDoItsJobAndNothingElse(t *testing.T) {
 	s := natstest.Start(t, natstest.WithJWT())
 	ctx := testenv.Ctx(t, 30*time.Second)
 	b := identity.DefaultBuckets()
-	ctl := connectAs(t, s, mint(t, s, "controller", identity.Controller(b), time.Hour), identity.Controller(b))
+	ctl := connectAs(t, s, mint(t, s, "controller", identity.Controller(b, ""), time.Hour), identity.Controller(b, ""))
 	workQueue(t, ctl, "tinyctl_a_resizer", "tinyctl_a_resizer_worker", "a.resize.>")
 	workQueue(t, ctl, "tinyctl_b_billing", "tinyctl_b_billing_worker", "b.bill.>")
 	specs, err := ctl.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: b.Specs})

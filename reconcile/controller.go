@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/rs/zerolog"
 	"k8s.io/client-go/util/workqueue"
@@ -39,8 +38,8 @@ type Controller struct {
 	pending *keySet
 	// orphansLogged are orphans already logged once.
 	orphansLogged *keySet
-	// incarnation is when the watched spec bucket was created.
-	incarnation atomic.Pointer[time.Time]
+	// incarnation names the watched spec bucket (Specs.Incarnation).
+	incarnation atomic.Pointer[string]
 	recreated   chan struct{} // signals that the spec bucket was recreated
 	synced      atomic.Bool   // the watch delivered its initial values
 	ready       atomic.Bool
@@ -87,6 +86,14 @@ func (c *Controller) LastRevision() uint64 { return c.specs.revision() }
 // cancels them at once.
 var ErrDrain = errors.New("controller draining")
 
+// bucketName is the spec bucket's incarnation as last read ("" before).
+func (c *Controller) bucketName() string {
+	if b := c.incarnation.Load(); b != nil {
+		return *b
+	}
+	return ""
+}
+
 // Run reconciles until ctx is cancelled, then stops taking work. When the
 // cancellation's cause is ErrDrain, in-flight reconciles may finish for up
 // to Config.ShutdownGrace; otherwise they are cancelled at once. It returns
@@ -106,6 +113,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	if err := c.startWorkloads(ctx); err != nil {
 		return startErr(ctx, err)
 	}
+	c.catchUp(ctx)
 	created, err := c.deps.Specs.Incarnation(ctx)
 	if err != nil {
 		return startErr(ctx, fmt.Errorf("read spec bucket: %w", err))

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,9 +58,45 @@ type Specs interface {
 	Latest(ctx context.Context, key string) (e Entry, found bool, err error)
 	// History returns the kept revisions of key, oldest first.
 	History(ctx context.Context, key string) ([]Entry, error)
-	// Incarnation returns when the bucket was created: a bucket deleted and
-	// created again has a new time, and its revisions start over.
-	Incarnation(ctx context.Context) (time.Time, error)
+	// Incarnation names the bucket whose revisions the loop reads: a
+	// bucket deleted and created again has another name, and its
+	// revisions start over. A mirror's is the hub bucket it records (see
+	// Hub), so a mirror rebuilt from the same hub bucket keeps it. The
+	// form is "<id>" or "<id>/<boundary>" (see epoch).
+	Incarnation(ctx context.Context) (string, error)
+}
+
+// Hub is the fleet hub's spec bucket, which Specs mirrors: nats-server's
+// mirror cannot tell that the hub's bucket was created again, restored,
+// or purged, so the loop compares the two and rebuilds the mirror.
+type Hub interface {
+	// Compare reads the mirror, then the hub's bucket (with its keys when
+	// keys is set): whatever the mirror held, the hub held first.
+	Compare(ctx context.Context, keys bool) (HubView, error)
+	// Rebuild deletes the mirror, creates it again recording epoch, and
+	// waits until it has copied the hub's revision upTo.
+	Rebuild(ctx context.Context, epoch string, upTo uint64) error
+	// WaitMirror waits until the mirror has copied the hub's revision rev.
+	WaitMirror(ctx context.Context, rev uint64) error
+	// PurgeLocal removes every message of key from the mirror only.
+	PurgeLocal(ctx context.Context, key string) error
+}
+
+// HubView is the mirror and the hub's bucket side by side.
+type HubView struct {
+	// Epoch is what the mirror recorded of the hub bucket when it was
+	// created ("" nothing: the hub was out of reach); MirrorLast the
+	// newest hub revision it copied.
+	Epoch      string
+	MirrorLast uint64
+	// Hub names the hub bucket's incarnation; HubFirst and HubLast are
+	// its first and last sequences (a purge leaves HubLast, and removes
+	// messages up to HubFirst); HubLastMessage is the newest revision it
+	// still holds (0: none), which the mirror can copy; HubKeys are the
+	// keys holding any message there (nil unless asked for).
+	Hub                               string
+	HubFirst, HubLast, HubLastMessage uint64
+	HubKeys                           map[string]bool
 }
 
 // Streams provisions a component's JetStream stream and durable consumer,
@@ -132,6 +167,9 @@ type Deps struct {
 	Workloads kubernetes.Interface
 	// Fence guards every write (nil: writes are not fenced).
 	Fence Fence
+	// Hub, when the spec bucket is a mirror of a fleet hub's, checks it
+	// against the hub (nil: an ordinary bucket).
+	Hub Hub
 	// Minter, when not nil, mints each component's worker credentials
 	// (Config.CredentialsTTL); the cluster must render with
 	// NATS.CredentialsSecret set to render.PerComponent.

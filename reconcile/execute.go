@@ -44,6 +44,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	case planHold:
 		zerolog.Ctx(ctx).Warn().Str("key", key).Err(p.err).Msg("unplace held: children kept")
 		return c.writeStatus(ctx, heldStatus(in, p))
+	case planBehind:
+		zerolog.Ctx(ctx).Warn().Str("key", key).Err(p.err).Msg("revision behind: nothing applied or deleted")
+		return c.writeStatus(ctx, heldStatus(in, p))
 	}
 	kids, err := c.execute(ctx, p)
 	if errors.Is(err, errSuperseded) {
@@ -71,8 +74,8 @@ func (c *Controller) gather(ctx context.Context, key string) (input, bool, error
 	}
 	in := input{key: key, entry: e, settings: c.cfg.Cluster, now: c.clock.Now(),
 		minting: c.deps.Minter != nil || c.deps.Tenants != nil, ttl: c.cfg.CredentialsTTL, tls: c.cfg.WorkerTLS, acceptUnplace: c.cfg.AcceptUnplace,
-		cluster: clusterID{name: c.cfg.Cluster.Name, labels: c.cfg.ClusterLabels},
-		policy:  namespacePolicy{allowed: c.cfg.Namespaces, denied: c.cfg.DenyNamespaces, create: c.cfg.CreateNamespaces, tenancy: c.cfg.Tenancy}}
+		cluster: clusterID{name: c.cfg.Cluster.Name, labels: c.cfg.ClusterLabels}, bucket: c.bucketName(),
+		policy: namespacePolicy{allowed: c.cfg.Namespaces, denied: c.cfg.DenyNamespaces, create: c.cfg.CreateNamespaces, tenancy: c.cfg.Tenancy}}
 	if ns, name, err := api.ParseKey(key); err == nil {
 		in.live = c.children.of(ns, name)
 		if c.deps.Tenants != nil {

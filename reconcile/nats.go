@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"k8s.io/client-go/discovery"
@@ -60,10 +59,45 @@ func (n natsSpecs) History(ctx context.Context, key string) ([]Entry, error) {
 	return out, err
 }
 
-func (n natsSpecs) Incarnation(ctx context.Context) (time.Time, error) {
+func (n natsSpecs) Incarnation(ctx context.Context) (string, error) {
+	if n.s.Config().MirrorDomain != "" {
+		m, err := n.s.Mirror(ctx)
+		if err != nil || m.Origin != "" {
+			return m.Origin, err
+		}
+		info, err := n.s.Info(ctx)
+		return unknownBucket + kv.Incarnation(info.Created), err
+	}
 	info, err := n.s.Info(ctx)
-	return info.Created, err
+	return kv.Incarnation(info.Created), err
 }
+
+// natsHub is the hub check over a mirrored spec store.
+type natsHub struct{ s *specs.Store }
+
+func (h natsHub) Compare(ctx context.Context, keys bool) (HubView, error) {
+	m, err := h.s.Mirror(ctx)
+	if err != nil {
+		return HubView{}, err
+	}
+	o, err := h.s.Origin(ctx, keys)
+	if err != nil {
+		return HubView{}, err
+	}
+	return HubView{Epoch: m.Origin, MirrorLast: m.LastRevision, Hub: o.Incarnation,
+		HubFirst: o.FirstRevision, HubLast: o.LastRevision, HubLastMessage: o.LastMessage, HubKeys: o.Keys}, nil
+}
+
+func (h natsHub) Rebuild(ctx context.Context, epoch string, upTo uint64) error {
+	if err := h.s.Rebuild(ctx, kv.Origin{Incarnation: epoch}); err != nil {
+		return err
+	}
+	return h.s.WaitMirror(ctx, upTo)
+}
+
+func (h natsHub) WaitMirror(ctx context.Context, rev uint64) error { return h.s.WaitMirror(ctx, rev) }
+
+func (h natsHub) PurgeLocal(ctx context.Context, key string) error { return h.s.PurgeLocal(ctx, key) }
 
 func entryOf(e kv.Entry) Entry {
 	return Entry{Key: e.Key, Revision: e.Revision, Deleted: e.Op != kv.OpPut, Purged: e.Op == kv.OpPurge, Value: e.Value}
@@ -198,6 +232,10 @@ func Wire(s *specs.Store, st *status.Store, js *streams.Manager, m *apply.Manage
 	if err != nil {
 		return Deps{}, fmt.Errorf("workload client: %w", err)
 	}
-	return Deps{Specs: SpecsFrom(s, onWatchRestart), Statuses: StatusesFrom(st), Streams: StreamsFrom(js),
-		Kube: m, Metadata: mc, Discovery: dc, Workloads: wc}, nil
+	d := Deps{Specs: SpecsFrom(s, onWatchRestart), Statuses: StatusesFrom(st), Streams: StreamsFrom(js),
+		Kube: m, Metadata: mc, Discovery: dc, Workloads: wc}
+	if s.Config().MirrorDomain != "" {
+		d.Hub = natsHub{s}
+	}
+	return d, nil
 }

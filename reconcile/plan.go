@@ -45,6 +45,8 @@ type input struct {
 	// acceptUnplace lets an unplace go ahead that only this cluster's
 	// changed identity causes (see holdUnplace).
 	acceptUnplace bool
+	// bucket names the spec bucket entry comes from (Specs.Incarnation).
+	bucket string
 }
 
 // planKind says what a plan does.
@@ -67,10 +69,14 @@ const (
 	// this cluster only because the cluster's own name or labels changed,
 	// and records why (the error) on its status.
 	planHold
+	// planBehind touches nothing for a revision older than one the
+	// cluster applied from the same bucket (see behind), and records why
+	// on its status, which keeps the newer revision as observed.
+	planBehind
 )
 
 func (k planKind) String() string {
-	return [...]string{"apply", "remove", "unplace", "invalid", "hold"}[k]
+	return [...]string{"apply", "remove", "unplace", "invalid", "hold", "behind"}[k]
 }
 
 // plan is what one reconcile will do.
@@ -104,6 +110,10 @@ type plan struct {
 // cluster; overrides that conflict here stall this cluster only.
 func decide(in input) plan {
 	p := plan{key: in.key, rev: in.entry.rev, deleteSecret: secretOf(in)}
+	if err := behind(in); err != nil {
+		p.kind, p.err, p.deleteSecret = planBehind, err, ""
+		return p
+	}
 	if in.entry.deleted {
 		p.kind, p.prune = planRemove, in.live
 		if in.entry.deleteStream {

@@ -44,7 +44,11 @@ func (c *Controller) recheck(ctx context.Context, full bool) {
 	if !c.Ready() {
 		return
 	}
-	if err := c.checkBucket(ctx); err != nil {
+	rebuilt, err := c.checkHub(ctx, full)
+	if err != nil {
+		log.Warn().Err(err).Msg("compare the spec mirror with the hub")
+	}
+	if err := c.checkBucket(ctx, rebuilt); err != nil {
 		log.Warn().Err(err).Msg("check spec bucket")
 	}
 	if full {
@@ -82,13 +86,14 @@ func (c *Controller) Stalled() int {
 }
 
 // checkBucket signals the watch loop when the spec bucket's incarnation
-// changed (deleted and created again), which a resuming watch cannot see.
-func (c *Controller) checkBucket(ctx context.Context) error {
+// changed (deleted and created again), which a resuming watch cannot see,
+// or when it was rebuilt from the hub whatever its incarnation.
+func (c *Controller) checkBucket(ctx context.Context, rebuilt bool) error {
 	created, err := c.deps.Specs.Incarnation(ctx)
 	if err != nil {
 		return err
 	}
-	if prev := c.incarnation.Load(); prev == nil || !created.Equal(*prev) {
+	if prev := c.incarnation.Load(); rebuilt || prev == nil || created != *prev {
 		c.incarnation.Store(&created)
 		select {
 		case c.recreated <- struct{}{}:

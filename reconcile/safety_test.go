@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/reconcile"
+	"github.com/tinyctl/tinyctl/render"
 )
 
 func TestRestartWithNothingChangedWritesNothing(t *testing.T) {
@@ -275,4 +277,104 @@ func TestADeleteDuringASlowStepCreatesNoDeployment(t *testing.T) {
 		}
 	}
 	t.Fatal("the watch ended before the sentinel arrived")
+}
+
+// replaying answers the watch and the guard's read of key as a mirror
+// still copying the hub's bucket does: with an older revision old, until
+// release is closed.
+type replaying struct {
+	reconcile.Specs
+	key     string
+	old     reconcile.Entry
+	release chan struct{}
+}
+
+func (r *replaying) released() bool {
+	select {
+	case <-r.release:
+		return true
+	default:
+		return false
+	}
+}
+
+func (r *replaying) Latest(ctx context.Context, key string) (reconcile.Entry, bool, error) {
+	if key == r.key && !r.released() {
+		return r.old, true, nil
+	}
+	return r.Specs.Latest(ctx, key)
+}
+
+func (r *replaying) Watch(ctx context.Context) (reconcile.SpecWatch, error) {
+	inner, err := r.Specs.Watch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := &replayWatch{SpecWatch: inner, out: make(chan reconcile.Event, 64)}
+	go func() {
+		defer close(w.out)
+		var held *reconcile.Event
+		release := r.release
+		for {
+			select {
+			case ev, ok := <-inner.Events():
+				if !ok {
+					return
+				}
+				if ev.Key == r.key && held == nil && release != nil {
+					h := ev
+					held, ev.Entry = &h, r.old
+				}
+				w.out <- ev
+			case <-release:
+				release = nil
+				if held != nil {
+					w.out <- *held
+				}
+			}
+		}
+	}()
+	return w, nil
+}
+
+type replayWatch struct {
+	reconcile.SpecWatch
+	out chan reconcile.Event
+}
+
+func (w *replayWatch) Events() <-chan reconcile.Event { return w.out }
+
+func TestAnOlderRevisionReadAfterANewerOneWasAppliedIsHeld(t *testing.T) {
+	e := newEnv(t, reconcile.Config{})
+	e.start()
+	comp := e.component("steady")
+	key := api.KeyOf(defaults.Apply(comp))
+	rev1 := e.publish(comp)
+	e.waitStatus("steady", api.ConditionApplied, "True", rev1)
+	comp.Spec.Image += "-2"
+	rev2 := e.publish(comp)
+	e.waitStatus("steady", api.ConditionApplied, "True", rev2)
+	old, err := e.specs.GetRevision(context.Background(), key, rev1)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Restarted on a bucket that answers with revision 1 (a mirror rebuilt
+	// while the cluster's store was lost, still copying).
+	e.halt()
+	r := &replaying{key: key, old: reconcile.Entry{Key: key, Revision: rev1, Value: old.Value}, release: make(chan struct{})}
+	e.specsOf = func(s reconcile.Specs) reconcile.Specs { r.Specs = s; return r }
+	e.start()
+	rec := e.waitStatus("steady", api.ConditionStalled, "True", rev2)
+	if !strings.Contains(rec.Error, fmt.Sprintf("revision %d is older than revision %d", rev1, rev2)) {
+		t.Errorf("status error %q, want it to say revision %d is older than %d", rec.Error, rev1, rev2)
+	}
+	if got := e.get(deployments, "steady").GetAnnotations()[render.AnnotationRevision]; got != fmt.Sprint(rev2) {
+		t.Fatalf("Deployment at revision %s while the bucket answered with %d, want %d kept", got, rev1, rev2)
+	}
+
+	// The copy completes: the newer revision is the cluster's again.
+	close(r.release)
+	e.waitStatus("steady", api.ConditionStalled, "False", rev2)
+	e.waitStatus("steady", api.ConditionApplied, "True", rev2)
 }

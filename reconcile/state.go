@@ -95,6 +95,34 @@ func (c *specCache) liveKeys() []string {
 	return out
 }
 
+// liveRevisions returns the revision of every key whose latest entry is a
+// value.
+func (c *specCache) liveRevisions() map[string]uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[string]uint64, len(c.entries))
+	for k, e := range c.entries {
+		if !e.deleted {
+			out[k] = e.rev
+		}
+	}
+	return out
+}
+
+// purged turns key's value into a delete at the same revision (the hub
+// purged the key, marker and all; see checkHub), keeping what its value
+// said of the stream. It reports whether key held a value.
+func (c *specCache) purged(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, ok := c.entries[key]
+	if !ok || old.deleted {
+		return false
+	}
+	c.entries[key] = specEntry{rev: old.rev, deleted: true, deleteStream: streamPolicyDeletes(old.value), policyKnown: true}
+	return true
+}
+
 // revision returns the highest revision delivered so far.
 func (c *specCache) revision() uint64 {
 	c.mu.RLock()

@@ -72,7 +72,7 @@ func labelText(l map[string]string) string {
 // and Stalled with reason UnplaceHeld, saying why and what to do.
 func heldStatus(in input, p plan) api.Status {
 	st := api.Status{Component: p.key, Cluster: in.cluster.name, ObservedRevision: p.rev,
-		ClusterLabels: in.cluster.labels}
+		ClusterLabels: in.cluster.labels, SpecBucket: in.bucket}
 	if in.prev != nil {
 		st = *in.prev
 	} else {
@@ -88,7 +88,7 @@ func heldStatus(in input, p plan) api.Status {
 // which identity (labels, a held unplace): a later revision is judged
 // against that, not against labels that changed since.
 func recordOf(in input, p plan, kids []api.Child, err error, h *workload.Health) api.Status {
-	st := api.Status{Component: p.key, Cluster: in.cluster.name, ObservedRevision: p.rev,
+	st := api.Status{Component: p.key, Cluster: in.cluster.name, ObservedRevision: p.rev, SpecBucket: in.bucket,
 		ClusterLabels: in.cluster.labels, Conditions: conditions(err, h), Children: kids}
 	if p.kind == planInvalid && in.prev != nil {
 		st.ClusterLabels, st.HeldSince, st.Children = in.prev.ClusterLabels, in.prev.HeldSince, in.prev.Children

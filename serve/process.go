@@ -176,7 +176,7 @@ func (p *Process) connect(ctx context.Context) (stop func(), err error) {
 	natsCfg.ReconnectBufSize = -1
 	if p.signer != nil {
 		name := identity.Name("controller", p.cfg.cluster(), p.cfg.Holder)
-		natsCfg.Options = append(natsCfg.Options, p.signer.UserOption(name, identity.Controller(p.buckets()), controllerCredsTTL))
+		natsCfg.Options = append(natsCfg.Options, p.signer.UserOption(name, identity.Controller(p.buckets(), p.cfg.HubDomain), controllerCredsTTL))
 	}
 	p.conn, err = bus.Connect(ctx, natsCfg, func(sc bus.StateChange) {
 		up := sc.State == bus.StateConnected || sc.State == bus.StateReconnected

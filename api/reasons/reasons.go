@@ -41,6 +41,11 @@ const (
 	// UnplaceHeld: the placement no longer selects the cluster only
 	// because the cluster's name or labels changed; children are kept.
 	UnplaceHeld = "UnplaceHeld"
+	// RevisionBehind: the spec bucket's latest revision is older than one
+	// this cluster already applied from the same bucket (a mirror still
+	// copying; a bucket restored, or that lost writes); nothing is applied
+	// or deleted until a newer revision arrives.
+	RevisionBehind = "RevisionBehind"
 )
 
 // Reasons of the Ready and Degraded conditions that describe the workload

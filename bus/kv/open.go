@@ -178,7 +178,11 @@ func (b *Bucket) bind(ctx context.Context, cfg Config, mode Mode) (jetstream.Key
 	if !errors.Is(err, jetstream.ErrBucketNotFound) || mode == Existing {
 		return kv, err
 	}
-	kv, err = js.CreateKeyValue(ctx, cfg.jetstream())
+	kc := cfg.jetstream()
+	if cfg.MirrorDomain != "" {
+		kc.Metadata = originMetadata(ctx, b.c, cfg)
+	}
+	kv, err = js.CreateKeyValue(ctx, kc)
 	if errors.Is(err, jetstream.ErrBucketExists) { // lost a creation race
 		kv, err = js.KeyValue(ctx, cfg.Bucket)
 	}

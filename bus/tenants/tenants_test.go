@@ -136,7 +136,7 @@ func BenchmarkJetStreamAPI(b *testing.B) {
 	if _, err := m.Ensure(ctx, "media"); err != nil {
 		b.Fatal(err)
 	}
-	c, err := keys.Signer().Mint("controller", identity.Controller(identity.DefaultBuckets()), time.Now(), time.Hour)
+	c, err := keys.Signer().Mint("controller", identity.Controller(identity.DefaultBuckets(), ""), time.Now(), time.Hour)
 	testenv.Must(b, err)
 	path := filepath.Join(b.TempDir(), "controller.creds")
 	testenv.Must(b, os.WriteFile(path, c.File, 0o600))

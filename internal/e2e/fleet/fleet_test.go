@@ -306,14 +306,15 @@ func publish(t *testing.T, hub *bus.Embedded, name, image, placement string) uin
 }
 
 // waitMirror waits until the cluster's mirror of the spec bucket holds
-// revision rev of key.
+// revision rev of key (after a cut, nats-server retries the mirror with a
+// backoff of up to 2 minutes).
 func (c *cluster) waitMirror(t *testing.T, key string, rev uint64) {
 	t.Helper()
 	conn := natstest.BusConnect(t, bus.Config{URLs: []string{c.nats.ClientURL()}}, nil)
-	ctx := testenv.Ctx(t, 30*time.Second)
+	ctx := testenv.Ctx(t, 160*time.Second)
 	mirror, err := specs.Open(ctx, conn, specs.Config{}, kv.Existing)
 	testenv.Must(t, err)
-	testenv.Eventually(t, 20*time.Second, func() error {
+	testenv.Eventually(t, 150*time.Second, func() error {
 		e, err := mirror.Get(ctx, key)
 		if err != nil || e.Revision != rev {
 			return fmt.Errorf("%s mirror: %s at %d (%v), want %d", c.name, key, e.Revision, err, rev)
