@@ -35,9 +35,11 @@ type Config struct {
 	Cluster render.Cluster
 	// ClusterLabels are matched by placement.clusterSelector.
 	ClusterLabels map[string]string
-	// AcceptUnplace removes the children of components that no longer
-	// select this cluster only because its name or labels changed; off,
-	// they are kept and reported (reason UnplaceHeld).
+	// AcceptUnplace confirms, once, the unplaces held when the controller
+	// starts (status reason UnplaceHeld: components that no longer select
+	// this cluster only because its name or labels changed): their
+	// children are removed. Holds that arise after the start are kept and
+	// reported as without it, so a flag left on confirms nothing new.
 	AcceptUnplace bool
 	// Workers is the number of keys reconciled at once.
 	Workers int

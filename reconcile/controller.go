@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/workload"
 )
 
@@ -38,6 +40,9 @@ type Controller struct {
 	pending *keySet
 	// orphansLogged are orphans already logged once.
 	orphansLogged *keySet
+	// accepted are the components whose unplace was held when the
+	// controller started with Config.AcceptUnplace: the holds it confirms.
+	accepted map[string]bool
 	// incarnation names the watched spec bucket (Specs.Incarnation).
 	incarnation atomic.Pointer[string]
 	recreated   chan struct{} // signals that the spec bucket was recreated
@@ -156,8 +161,17 @@ func (c *Controller) loadStatuses(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read status records: %w", err)
 	}
+	accepted := map[string]bool{}
 	for _, st := range recs {
 		c.status.set(st)
+		if c.cfg.AcceptUnplace && slices.ContainsFunc(st.Conditions, func(cd api.Condition) bool { return cd.Reason == reasons.UnplaceHeld }) {
+			accepted[st.Component] = true
+		}
+	}
+	c.accepted = accepted
+	if c.cfg.AcceptUnplace {
+		zerolog.Ctx(ctx).Warn().Int("held", len(accepted)).Msg("--accept-unplace: the unplaces held when this controller started go ahead; " +
+			"holds that arise later are kept (remove the flag)")
 	}
 	return nil
 }

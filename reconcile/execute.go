@@ -73,7 +73,7 @@ func (c *Controller) gather(ctx context.Context, key string) (input, bool, error
 		e.deleteStream = lastPutDeletesStream(hist)
 	}
 	in := input{key: key, entry: e, settings: c.cfg.Cluster, now: c.clock.Now(),
-		minting: c.deps.Minter != nil || c.deps.Tenants != nil, ttl: c.cfg.CredentialsTTL, tls: c.cfg.WorkerTLS, acceptUnplace: c.cfg.AcceptUnplace,
+		minting: c.deps.Minter != nil || c.deps.Tenants != nil, ttl: c.cfg.CredentialsTTL, tls: c.cfg.WorkerTLS, acceptUnplace: c.accepted[key],
 		cluster: clusterID{name: c.cfg.Cluster.Name, labels: c.cfg.ClusterLabels}, bucket: c.bucketName(),
 		policy: namespacePolicy{allowed: c.cfg.Namespaces, denied: c.cfg.DenyNamespaces, create: c.cfg.CreateNamespaces, tenancy: c.cfg.Tenancy}}
 	if ns, name, err := api.ParseKey(key); err == nil {

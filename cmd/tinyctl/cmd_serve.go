@@ -71,7 +71,7 @@ func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
 	bind("cluster-labels", "TINYCTL_CLUSTER_LABELS")
 	fs.StringVar(&c.HubDomain, "hub-domain", "", "JetStream domain of a fleet hub: read specs from a local mirror of the hub's bucket (docs/fleet.md)")
 	bind("hub-domain", "TINYCTL_HUB_DOMAIN")
-	fs.BoolVar(&c.Loop.AcceptUnplace, "accept-unplace", false, "remove the children of components that no longer select this cluster only because its name or labels changed (held and reported otherwise)")
+	fs.BoolVar(&c.Loop.AcceptUnplace, "accept-unplace", false, "confirm, once, the unplaces held when the controller starts (status UnplaceHeld: components that no longer select this cluster only because its name or labels changed): their children are removed; holds that arise later are kept")
 	bind("accept-unplace", "TINYCTL_ACCEPT_UNPLACE")
 	fs.IntVar(&c.Loop.Workers, "workers", reconcile.DefaultWorkers, "components reconciled in parallel")
 	bind("workers", "TINYCTL_WORKERS")

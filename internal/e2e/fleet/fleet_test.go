@@ -366,4 +366,18 @@ func TestAControllerRestartedWithoutItsLabelsDeletesNothingUntilTold(t *testing.
 		}
 		return nil
 	})
+
+	// The flag left on confirms nothing new: labels restored, a component
+	// placed in the region, then the labels lost again.
+	eu.labels = "region=eu"
+	eu.start(t, "--accept-unplace")
+	tinyctl(t, hub, "apply", "-f", component(t, "gdpr-retention", "ghcr.io/acme/retention:1",
+		"  placement: {clusterSelector: {matchLabels: {region: eu}}}"))
+	waitImage(t, eu, "gdpr-retention", "ghcr.io/acme/retention:1")
+	eu.labels = ""
+	eu.start(t, "--accept-unplace")
+	waitHubStatus(t, hub, "gdpr-retention@eu-2", func(it statusItem) bool { return it.Reason == "UnplaceHeld" })
+	if got := image(t, eu.kube, "gdpr-retention"); got == "" {
+		t.Fatal("--accept-unplace left on removed gdpr-retention, whose hold arose after the controller started")
+	}
 }
