@@ -20,13 +20,20 @@ import (
 )
 
 // injected are the answers FaultyAPI gives instead of the API server's, in
-// turn: throttled, a server error, a conflict.
-var injected = []int{http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusConflict}
+// turn: throttled, a server error, a conflict (none passed on), and a
+// gateway timeout for a write that was passed on and committed.
+var injected = []int{http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusConflict, http.StatusGatewayTimeout}
+
+// committed is the injected code of a write the API server carried out
+// before the proxy answered with it: the writer cannot tell that it
+// landed.
+const committed = http.StatusGatewayTimeout
 
 // FaultyAPI is a plain-HTTP reverse proxy in front of a kube-apiserver
 // that answers a share of the writes (POST, PUT, PATCH, DELETE) itself
-// with 429, 500 or 409, without passing them on. Reads and watches always
-// pass.
+// with 429, 500 or 409, without passing them on, or passes the write on
+// and, once the API server has carried it out, answers 504 instead of its
+// answer. Reads and watches always pass.
 type FaultyAPI struct {
 	srv *httptest.Server
 
@@ -51,7 +58,11 @@ func StartFaultyAPI(tb testing.TB, cfg *rest.Config, rate float64, seed uint64) 
 	rp.FlushInterval = -1 // watches stream
 	f := &FaultyAPI{rate: rate, rng: rand.New(rand.NewPCG(seed, seed+1)), failed: map[int]int{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if code := f.fault(r); code != 0 {
+		code := f.fault(r)
+		if code == committed {
+			rp.ServeHTTP(httptest.NewRecorder(), r) // carried out, its answer dropped
+		}
+		if code != 0 {
 			writeStatus(w, code)
 			return
 		}
@@ -86,6 +97,7 @@ func writeStatus(w http.ResponseWriter, code int) {
 		http.StatusTooManyRequests:     metav1.StatusReasonTooManyRequests,
 		http.StatusInternalServerError: metav1.StatusReasonInternalError,
 		http.StatusConflict:            metav1.StatusReasonConflict,
+		http.StatusGatewayTimeout:      metav1.StatusReasonTimeout,
 	}[code]
 	st := metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
 		Code: int32(code), Reason: reason, Message: "injected by the chaos proxy"}
@@ -102,7 +114,7 @@ func (f *FaultyAPI) SetRate(rate float64) {
 }
 
 // Injected returns how many writes passed through and how many were
-// failed, by status code.
+// failed, by status code (504: carried out, then failed).
 func (f *FaultyAPI) Injected() (writes int, failed map[int]int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

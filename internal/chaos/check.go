@@ -82,15 +82,21 @@ func Take(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, s
 
 // Converged checks invariants I1 to I3 against truth (the bucket's state
 // per key of the names given): a key with a value has Applied status at its
-// revision and every child carries that revision; a deleted key has no
-// child and no status; a key the bucket does not know keeps its children
-// only as reported orphans; and nothing managed exists under another
-// name. scaled says which names must have a ScaledObject. It returns an
-// error listing the first problems, nil when all hold.
-func Converged(truth map[string]Want, ns string, names []string, scaled func(string) bool, s Snapshot) error {
+// revision and its Deployment carries that revision and that revision's
+// content (the spec's CHAOS_SEQ); a deleted key has no child and no
+// status; a key the bucket does not know keeps its children only as
+// reported orphans; and nothing managed exists under another name. scaled
+// says which names must have a ScaledObject. It returns how many live
+// keys' content it compared, and an error listing the first problems, nil
+// when all hold.
+func Converged(truth map[string]Want, ns string, names []string, scaled func(string) bool, s Snapshot) (compared int, err error) {
 	var problems []string
 	for _, name := range names {
-		problems = append(problems, keyProblems(truth[api.Key(ns, name)], api.Key(ns, name), name, scaled != nil && scaled(name), s)...)
+		w := truth[api.Key(ns, name)]
+		if w.Live() {
+			compared++
+		}
+		problems = append(problems, keyProblems(w, api.Key(ns, name), name, scaled != nil && scaled(name), s)...)
 	}
 	for name := range s.Deployments {
 		if !slices.Contains(names, name) {
@@ -102,7 +108,7 @@ func Converged(truth map[string]Want, ns string, names []string, scaled func(str
 			problems = append(problems, "NetworkPolicy "+name+" has no key")
 		}
 	}
-	return joinFirst(problems, 6)
+	return compared, joinFirst(problems, 6)
 }
 
 func keyProblems(w Want, key, name string, scaled bool, s Snapshot) []string {
@@ -119,6 +125,8 @@ func keyProblems(w Want, key, name string, scaled bool, s Snapshot) []string {
 		}
 		if got := d.Annotations[render.AnnotationRevision]; !hasDep || got != want {
 			p = append(p, fmt.Sprintf("%s: Deployment at %q, want %s", key, got, want))
+		} else if got := envOf(d, "CHAOS_SEQ"); got != w.Seq {
+			p = append(p, fmt.Sprintf("%s: Deployment at revision %s runs CHAOS_SEQ=%q, the revision's spec says %q", key, want, got, w.Seq))
 		}
 		// The driver's puts change only the Deployment's content; the other
 		// children keep the revision their content last changed at (skip by
@@ -143,6 +151,18 @@ func keyProblems(w Want, key, name string, scaled bool, s Snapshot) []string {
 		}
 	}
 	return p
+}
+
+// envOf is the value of the first container's variable name ("" none).
+func envOf(d appsv1.Deployment, name string) string {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		for _, e := range c.Env {
+			if e.Name == name {
+				return e.Value
+			}
+		}
+	}
+	return ""
 }
 
 func statusLine(st api.Status, ok bool) string {
@@ -258,9 +278,22 @@ func Streams(ctx context.Context, js jetstream.JetStream, prefix string) (map[st
 // CompareStreams checks invariant I5 between two readings: no stream
 // that held messages disappeared or lost them (nothing consumes in these
 // tests, and no spec asks for its stream to be deleted), and no durable
-// consumer was re-created.
+// consumer was re-created. A reading before with no stream holding
+// messages, or no consumer, compares nothing and is a problem too.
 func CompareStreams(before, after map[string]StreamState) []string {
 	var out []string
+	withMsgs, withConsumer := 0, 0
+	for _, b := range before {
+		if b.Msgs > 0 {
+			withMsgs++
+		}
+		if !b.ConsumerCreated.IsZero() {
+			withConsumer++
+		}
+	}
+	if withMsgs == 0 || withConsumer == 0 {
+		out = append(out, fmt.Sprintf("compared nothing: %d streams before, %d holding messages, %d with a consumer", len(before), withMsgs, withConsumer))
+	}
 	for name, b := range before {
 		a, ok := after[name]
 		switch {

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -57,10 +58,13 @@ type entryLog struct {
 
 // Want is a key's state in the bucket: its latest revision and whether
 // that is a delete marker. Exists is false for a key with no revision.
+// Seq is the content of a value: the CHAOS_SEQ its spec sets (every put
+// has its own), which the Deployment must carry.
 type Want struct {
 	Revision uint64
 	Deleted  bool
 	Exists   bool
+	Seq      string
 }
 
 // Live reports whether the key holds a value.
@@ -208,22 +212,54 @@ func (d *Driver) record(key string, w Want, err error) {
 	l.last, l.acked, l.uncertain = w, true, false
 }
 
-// MarkerAfter returns the lowest acknowledged delete marker of key above
-// rev; ok is false when there is none, and unsure is true when a delete
-// of key went unacknowledged (its marker may exist all the same).
+// MarkerAfter returns the lowest delete marker of key above rev: an
+// acknowledged one, or, when a delete of key went unanswered (its marker
+// may exist all the same), one the bucket's history holds. ok is false
+// when there is none; unsure is true only when the history no longer
+// reaches back to rev, so that it cannot tell.
 func (d *Driver) MarkerAfter(key string, rev uint64) (marker uint64, ok, unsure bool) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	l := d.ledger[key]
-	if l == nil {
+	l, store := d.ledger[key], d.store
+	var maybe bool
+	if l != nil {
+		for _, m := range l.markers {
+			if m > rev {
+				d.mu.Unlock()
+				return m, true, false
+			}
+		}
+		maybe = l.unsure
+	}
+	d.mu.Unlock()
+	if !maybe {
 		return 0, false, false
 	}
-	for _, m := range l.markers {
-		if m > rev {
-			return m, true, l.unsure
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	hist, err := store.History(ctx, key)
+	if err != nil || len(hist) == 0 {
+		return 0, false, true
+	}
+	for _, e := range hist {
+		if e.Revision > rev && e.Op != kv.OpPut {
+			return e.Revision, true, false
 		}
 	}
-	return 0, false, l.unsure
+	return 0, false, hist[0].Revision > rev
+}
+
+// SeqOf returns the CHAOS_SEQ a spec's value sets ("" when none).
+func SeqOf(value []byte) string {
+	var c api.Component
+	if json.Unmarshal(value, &c) != nil {
+		return ""
+	}
+	for _, e := range c.Spec.Env {
+		if e.Name == "CHAOS_SEQ" {
+			return e.Value
+		}
+	}
+	return ""
 }
 
 // Truth reads every key's latest revision from the bucket and checks it
@@ -246,6 +282,9 @@ func (d *Driver) Truth(ctx context.Context) (map[string]Want, []string, error) {
 			return nil, nil, fmt.Errorf("read %s: %w", key, err)
 		default:
 			w = Want{Revision: e.Revision, Deleted: e.Op != kv.OpPut, Exists: true}
+			if !w.Deleted {
+				w.Seq = SeqOf(e.Value)
+			}
 		}
 		out[key] = w
 		if problem := d.compare(key, w); problem != "" {
@@ -263,7 +302,7 @@ func (d *Driver) compare(key string, w Want) string {
 	switch {
 	case l == nil || !l.acked:
 		return ""
-	case w == l.last:
+	case w.Revision == l.last.Revision && w.Deleted == l.last.Deleted:
 		return ""
 	case l.uncertain && w.Revision > l.last.Revision:
 		return "" // an unanswered later write landed

@@ -191,6 +191,14 @@ func (h *History) Violations() []string {
 	return append([]string(nil), h.violations...)
 }
 
+// Events returns how many Deployment events the watch recorded (lists
+// included).
+func (h *History) Events() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.events
+}
+
 // Revisions returns how many distinct revisions were seen applied, over
 // all Deployments.
 func (h *History) Revisions() int {

@@ -17,6 +17,7 @@ var (
 	cycles   = flag.Int("chaos.cycles", 0, "fault cycles per scenario (0: 1 or 2; with -chaos.full, as many as -chaos.duration allows)")
 	duration = flag.Duration("chaos.duration", 50*time.Minute, "with -chaos.full: how long all scenarios together may run (each gets an equal share)")
 	report   = flag.String("chaos.report", "", "append each scenario's figures to this file as a JSON line")
+	seedFlag = flag.Uint64("chaos.seed", 0, "seed of the driver's writes and the API proxy's faults (0: from the clock; a failing run prints its seed)")
 )
 
 var (

@@ -134,20 +134,23 @@ func (s *NATSServer) healthy() error {
 	return nil
 }
 
-// Kill SIGKILLs the server and waits until it is gone; a server that is
-// not running is left alone.
-func (s *NATSServer) Kill(tb testing.TB) {
+// Kill SIGKILLs the server and waits until it is gone, and reports
+// whether it killed a running server; a server that is not running is
+// left alone.
+func (s *NATSServer) Kill(tb testing.TB) bool {
 	tb.Helper()
 	if s.cmd == nil {
-		return
+		return false
 	}
+	killed := false
 	select {
 	case <-s.exited:
 	default:
-		_ = s.cmd.Process.Kill()
+		killed = s.cmd.Process.Kill() == nil
 		<-s.exited
 	}
 	s.cmd = nil
+	return killed
 }
 
 // LogTail returns the last lines the server logged.

@@ -3,6 +3,7 @@ package chaos_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,6 +45,7 @@ func TestChaosLeaderPaused(t *testing.T) {
 			other = r.serves[1]
 		}
 		r.hold(time.Second)
+		before := kube.AuditMark(t)
 		testenv.Must(t, paused.Cmd.Process.Signal(syscall.SIGSTOP))
 		stopped := time.Now()
 		other.WaitReady(t, "leader", 30*time.Second)
@@ -55,6 +57,10 @@ func TestChaosLeaderPaused(t *testing.T) {
 		paused.WaitReady(t, "standby", 30*time.Second)
 		if w := writesBy(t, paused.holder, mark); len(w) > 0 {
 			t.Errorf("the resumed leader %s wrote %d times, first %s %s", paused.holder, len(w), w[0].Verb, w[0].RequestURI)
+		}
+		// The filter's positive control: it finds the new leader's writes.
+		if w := writesBy(t, other.holder, before); len(w) == 0 {
+			t.Errorf("the audit log shows no write by the new leader %s since the pause: the check of the paused one's writes proves nothing", other.holder)
 		}
 		r.leader = other
 	})
@@ -75,6 +81,9 @@ func TestChaosAPIWriteErrors(t *testing.T) {
 	r := newRig(t, "20% of API writes fail (429/500/409)", rigOptions{faulty: 0.2})
 	r.cycles(cycleCount(1, 6), func(r *rig, _ int) { r.hold(4 * time.Second) })
 	writes, failed := r.api.Injected()
+	if failed[http.StatusGatewayTimeout] == 0 || len(failed) < 2 {
+		t.Errorf("faults injected %v in %d writes: want failed writes and committed ones (504)", failed, writes)
+	}
 	r.fig.note("apiWrites", writes)
 	r.fig.note("injected", fmt.Sprint(failed))
 	r.finish()
@@ -100,6 +109,9 @@ func TestChaosBucketRecreated(t *testing.T) {
 		testenv.EventuallyEvery(t, 60*time.Second, pollEvery, func() error { return r.orphansReported(uids) })
 		r.fig.note("orphansReportedSeconds", time.Since(start).Round(10*time.Millisecond).Seconds())
 		r.fig.note("orphans", len(uids))
+		if len(uids) == 0 {
+			t.Error("no Deployment existed when the bucket was recreated: the fault proved nothing")
+		}
 		for name, uid := range uids {
 			if now := r.deploymentUIDs()[name]; now != uid {
 				t.Errorf("Deployment %s was deleted or replaced after the bucket was recreated (uid %s -> %q)", name, uid, now)

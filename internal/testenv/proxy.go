@@ -15,9 +15,10 @@ type Proxy struct {
 	ln     net.Listener
 	target string
 
-	mu    sync.Mutex
-	cut   bool
-	conns map[net.Conn]struct{}
+	mu      sync.Mutex
+	cut     bool
+	conns   map[net.Conn]struct{}
+	refused int
 }
 
 // StartProxy listens on a free loopback port and forwards to target until
@@ -39,15 +40,26 @@ func StartProxy(tb testing.TB, target string) *Proxy {
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Cut closes every forwarded connection and refuses new ones until
-// Restore.
-func (p *Proxy) Cut() {
+// Restore. It returns how many connections it closed (each forwarded one
+// counts its two ends once): a cut that closed none proves nothing about
+// a client that was connected.
+func (p *Proxy) Cut() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cut = true
 	for c := range p.conns {
 		_ = c.Close()
 	}
+	n := len(p.conns) / 2
 	clear(p.conns)
+	return n
+}
+
+// Refused returns how many connections were refused while cut.
+func (p *Proxy) Refused() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refused
 }
 
 // Restore lets connections through again.
@@ -102,6 +114,7 @@ func (p *Proxy) track(in, out net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cut {
+		p.refused++
 		return false
 	}
 	p.conns[in], p.conns[out] = struct{}{}, struct{}{}
