@@ -278,6 +278,7 @@ func (d *Driver) Truth(ctx context.Context) (map[string]Want, []string, error) {
 		var w Want
 		switch {
 		case errors.Is(err, bus.ErrNotFound):
+			w = d.compacted(key)
 		case err != nil:
 			return nil, nil, fmt.Errorf("read %s: %w", key, err)
 		default:
@@ -292,6 +293,18 @@ func (d *Driver) Truth(ctx context.Context) (map[string]Want, []string, error) {
 		}
 	}
 	return out, lost, nil
+}
+
+// compacted is the state of a key the bucket holds nothing of: deleted,
+// when the last write the driver made of it was an acknowledged delete
+// (its marker was purged since: nats kv compact), else absent.
+func (d *Driver) compacted(key string) Want {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if l := d.ledger[key]; l != nil && l.acked && !l.uncertain && l.last.Deleted {
+		return l.last
+	}
+	return Want{}
 }
 
 // compare says what is wrong with the bucket holding w for key, or "".

@@ -1,0 +1,439 @@
+package chaos_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/fleet"
+	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/internal/chaos"
+	"github.com/tinyctl/tinyctl/internal/localkube"
+	"github.com/tinyctl/tinyctl/internal/natstest"
+	"github.com/tinyctl/tinyctl/internal/testenv"
+)
+
+// The fleet scenario: a hub and three member clusters, each with its own
+// NATS (a leafnode of the hub through a cuttable link, its own JetStream
+// domain), its own API server and its own `tinyctl serve --hub-domain`.
+// The driver writes at the hub; every check runs at every member against
+// its real objects and the hub's bucket.
+const (
+	fleetKeys     = 20
+	fleetNS       = "fleet-chaos"
+	fleetConverge = 150 * time.Second // a cut link's mirror retries with up to 2 min of backoff
+)
+
+// member is one cluster of the fleet.
+type member struct {
+	name   string
+	nats   *bus.Embedded
+	link   *testenv.Proxy
+	kube   *testenv.Kube
+	conn   *bus.Conn
+	status *status.Store
+	hist   *chaos.History
+	serve  *testenv.ServeProcess
+	serves []*testenv.ServeProcess
+}
+
+// fleetRig is the fleet scenario's world.
+type fleetRig struct {
+	t       *testing.T
+	ctx     context.Context
+	hubCfg  bus.EmbeddedConfig
+	hub     *bus.Embedded
+	conn    *bus.Conn
+	drv     *chaos.Driver
+	members []*member
+	fig     figures
+	landed  map[string]int
+	begin   time.Time
+}
+
+func TestChaosFleet(t *testing.T) {
+	r := newFleetRig(t, 3)
+	faults := []struct {
+		name string
+		run  func(r *fleetRig, m *member)
+	}{
+		{"link cut and healed", (*fleetRig).cutLink},
+		{"delete compacted at the hub while a member was cut off", (*fleetRig).compactWhileCut},
+		{"hub bucket deleted and recreated", (*fleetRig).recreateHubBucket},
+		{"member store lost its mirror", (*fleetRig).loseMirror},
+		{"hub restarted", (*fleetRig).restartHub},
+		{"member left and rejoined", (*fleetRig).leaveAndRejoin},
+	}
+	for cycle := range cycleCount(1, 3) {
+		if cycle > 0 && outOfTime(r.begin) {
+			break
+		}
+		for i, f := range faults {
+			m := r.members[(cycle+i)%len(r.members)]
+			ctx, stop := context.WithCancel(r.ctx)
+			done := make(chan struct{})
+			go func() { r.drv.Run(ctx, 50*time.Millisecond); close(done) }()
+			f.run(r, m)
+			stop()
+			<-done
+			r.drv.Pause(false)
+			d := r.waitConverged()
+			r.fig.Cycles++
+			r.fig.Converge = append(r.fig.Converge, d.Round(10*time.Millisecond).Seconds())
+			t.Logf("cycle %d, %s at %s: every member converged %s after", cycle, f.name, m.name, d.Round(10*time.Millisecond))
+		}
+	}
+	for _, f := range faults {
+		if r.landed[f.name] == 0 {
+			t.Errorf("fault %q never landed", f.name)
+		}
+	}
+	r.fig.note("faultsLanded", r.landed)
+	r.finish()
+}
+
+func newFleetRig(t *testing.T, n int) *fleetRig {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	r := &fleetRig{t: t, ctx: ctx, fig: figures{Scenario: "fleet: hub and 3 members", Seed: seed}, landed: map[string]int{}, begin: time.Now()}
+	t.Logf("seed %d", seed)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("replay: go test ./internal/chaos -run '^%s$' -chaos.seed %d", t.Name(), seed)
+		}
+	})
+	r.hubCfg = bus.EmbeddedConfig{ServerName: "hub", JetStreamDomain: "hub", Port: freePort(t), LeafnodePort: freePort(t), StoreDir: t.TempDir()}
+	r.startHub()
+	t.Cleanup(func() { _ = r.hub.Shutdown(context.Background()) })
+	r.conn = natstest.BusConnect(t, bus.Config{URLs: []string{r.hub.ClientURL()}, Name: "chaos-driver", Reconnect: natstest.FastBackoff}, nil)
+	store, err := specs.Open(testenv.Ctx(t, 10*time.Second), r.conn, specs.Config{}, kv.Ensure)
+	testenv.Must(t, err)
+	r.drv = chaos.NewDriver(store, fleetNS, fleetKeys, seed)
+	for i := range n {
+		r.members = append(r.members, r.startMember(fmt.Sprintf("member-%d", i)))
+	}
+	for _, m := range r.members {
+		r.tinyctl("fleet", "join", m.name)
+	}
+	r.drv.PutAll(ctx)
+	r.fig.Initial = r.waitConverged().Seconds()
+	return r
+}
+
+func (r *fleetRig) startHub() {
+	var err error
+	r.hub, err = bus.StartEmbedded(testenv.Ctx(r.t, 30*time.Second), r.hubCfg)
+	testenv.Must(r.t, err)
+}
+
+func (r *fleetRig) startMember(name string) *member {
+	t := r.t
+	m := &member{name: name}
+	m.link = testenv.StartProxy(t, fmt.Sprintf("127.0.0.1:%d", r.hubCfg.LeafnodePort))
+	var err error
+	m.nats, err = bus.StartEmbedded(testenv.Ctx(t, 20*time.Second), bus.EmbeddedConfig{ServerName: name, JetStreamDomain: name,
+		Port: -1, StoreDir: t.TempDir(),
+		LeafRemotes: []bus.LeafRemote{{URLs: []string{"nats-leaf://" + m.link.Addr()}, LocalOnly: fleet.LocalOnly(fleet.Buckets{})}}})
+	testenv.Must(t, err)
+	t.Cleanup(func() { _ = m.nats.Shutdown(context.Background()) })
+	m.kube, err = testenv.StartKube(localkube.Options{})
+	testenv.Must(t, err)
+	t.Cleanup(m.kube.Stop)
+	_, err = m.kube.Clientset(t).CoreV1().Namespaces().Create(r.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fleetNS}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	m.conn = natstest.BusConnect(t, bus.Config{URLs: []string{m.nats.ClientURL()}, Name: "chaos-" + name}, nil)
+	m.hist = chaos.WatchDeployments(r.ctx, m.kube.Clientset(t), fleetNS, r.drv.MarkerAfter)
+	r.startServe(m)
+	m.status, err = status.Open(testenv.Ctx(t, 10*time.Second), m.conn, status.Config{}, kv.Existing)
+	testenv.Must(t, err)
+	return m
+}
+
+func (r *fleetRig) startServe(m *member) {
+	m.serve = testenv.Serve(r.t, tinyctl, "--nats-url", m.nats.ClientURL(), "--kubeconfig", m.kube.Kubeconfig,
+		"--cluster-name", m.name, "--hub-domain", "hub", "--namespaces", fleetNS, "--lease-ttl", leaseTTL.String(),
+		"--heartbeat-ttl", "3s", "--recheck", "1s", "--log-format", "json", "--stream-max-bytes", "262144")
+	m.serves = append(m.serves, m.serve)
+	m.serve.WaitReady(r.t, "leader", 60*time.Second)
+}
+
+// tinyctl runs the CLI against the hub.
+func (r *fleetRig) tinyctl(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command(tinyctl, append(args, "--nats-url", r.hub.ClientURL(), "--nats-context", "")...)
+	cmd.Env = append(os.Environ(), "HOME="+r.t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("tinyctl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// converged checks I1 to I3 at every member against the hub's bucket.
+func (r *fleetRig) converged() error {
+	ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
+	defer cancel()
+	truth, _, err := r.drv.Truth(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range r.members {
+		dyn, _ := m.kube.Dynamic(r.t)
+		snap, err := chaos.Take(ctx, m.kube.Clientset(r.t), dyn, m.status, fleetNS, m.name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.name, err)
+		}
+		if _, err := chaos.Converged(truth, fleetNS, r.drv.Names(), nil, snap); err != nil {
+			return fmt.Errorf("%s:\n%w", m.name, err)
+		}
+	}
+	return nil
+}
+
+func (r *fleetRig) waitConverged() time.Duration {
+	r.t.Helper()
+	start := time.Now()
+	testenv.EventuallyEvery(r.t, fleetConverge, pollEvery, r.converged)
+	return time.Since(start)
+}
+
+// hold lets the driver write for d (a fault's schedule).
+func (r *fleetRig) hold(d time.Duration) {
+	select {
+	case <-time.After(d):
+	case <-r.ctx.Done():
+	}
+}
+
+func (r *fleetRig) land(fault string, ok bool, why string) {
+	if !ok {
+		r.t.Errorf("fault %q did not land: %s", fault, why)
+		return
+	}
+	r.landed[fault]++
+}
+
+func (r *fleetRig) cutLink(m *member) {
+	r.hold(time.Second)
+	n := m.link.Cut()
+	r.land("link cut and healed", n > 0, "the cut closed no leafnode connection")
+	r.hold(5 * time.Second)
+	m.link.Restore()
+	r.hold(time.Second)
+}
+
+// compactWhileCut cuts m off, lets the driver write (a quarter of its
+// writes are deletes), purges every delete marker at the hub (nats kv
+// compact), and heals the link: the deletes m missed must still land.
+func (r *fleetRig) compactWhileCut(m *member) {
+	m.link.Cut()
+	r.hold(3 * time.Second)
+	r.drv.Pause(true)
+	_, b := r.hubKV()
+	before := r.markers()
+	testenv.Must(r.t, b.PurgeDeletes(r.ctx, jetstream.DeleteMarkersOlderThan(-1)))
+	r.land("delete compacted at the hub while a member was cut off", before > 0 && r.markers() == 0,
+		fmt.Sprintf("%d delete markers before compaction, %d after", before, r.markers()))
+	m.link.Restore()
+}
+
+// markers counts the keys whose latest entry at the hub is a delete marker.
+func (r *fleetRig) markers() int {
+	store, err := specs.Open(testenv.Ctx(r.t, 10*time.Second), r.conn, specs.Config{}, kv.Existing)
+	testenv.Must(r.t, err)
+	n := 0
+	for _, name := range r.drv.Names() {
+		if e, err := store.Latest(r.ctx, api.Key(fleetNS, name)); err == nil && e.Op != kv.OpPut {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *fleetRig) hubKV() (jetstream.JetStream, jetstream.KeyValue) {
+	js := r.conn.JetStream()
+	b, err := js.KeyValue(r.ctx, specs.DefaultBucket)
+	testenv.Must(r.t, err)
+	return js, b
+}
+
+// recreateHubBucket deletes the hub's spec bucket and creates it again,
+// empty, with the driver paused: every member keeps its children as
+// reported orphans, then converges on what the new bucket gets.
+func (r *fleetRig) recreateHubBucket(_ *member) {
+	r.hold(time.Second)
+	r.drv.Pause(true)
+	r.waitConverged()
+	uids := map[string]map[string]types.UID{}
+	for _, m := range r.members {
+		uids[m.name] = r.deploymentUIDs(m)
+	}
+	js, _ := r.hubKV()
+	testenv.Must(r.t, js.DeleteKeyValue(r.ctx, specs.DefaultBucket))
+	store, err := specs.Open(testenv.Ctx(r.t, 10*time.Second), r.conn, specs.Config{}, kv.Ensure)
+	testenv.Must(r.t, err)
+	r.drv.SetStore(store)
+	for _, m := range r.members {
+		m.hist.Reset()
+	}
+	orphans := 0
+	for _, m := range r.members {
+		testenv.EventuallyEvery(r.t, fleetConverge, pollEvery, func() error { return r.orphansReported(m, uids[m.name]) })
+		for name, uid := range uids[m.name] {
+			if now := r.deploymentUIDs(m)[name]; now != uid {
+				r.t.Errorf("%s: Deployment %s deleted or replaced after the hub's bucket was recreated (uid %s -> %q)", m.name, name, uid, now)
+			}
+		}
+		orphans += len(uids[m.name])
+	}
+	r.land("hub bucket deleted and recreated", orphans > 0, "no member had a Deployment to orphan")
+	r.drv.Pause(false)
+	r.hold(2 * time.Second)
+}
+
+func (r *fleetRig) deploymentUIDs(m *member) map[string]types.UID {
+	deps, err := m.kube.Clientset(r.t).AppsV1().Deployments(fleetNS).List(r.ctx, metav1.ListOptions{})
+	testenv.Must(r.t, err)
+	out := map[string]types.UID{}
+	for _, d := range deps.Items {
+		out[d.Name] = d.UID
+	}
+	return out
+}
+
+func (r *fleetRig) orphansReported(m *member, uids map[string]types.UID) error {
+	recs, err := m.status.ListCluster(r.ctx, m.name)
+	if err != nil {
+		return err
+	}
+	byKey := map[string]api.Status{}
+	for _, rec := range recs {
+		byKey[rec.Component] = rec.Status
+	}
+	for name := range uids {
+		if st := byKey[api.Key(fleetNS, name)]; !st.IsTrue(api.ConditionOrphaned) {
+			return fmt.Errorf("%s: %s not reported orphaned yet", m.name, name)
+		}
+	}
+	return nil
+}
+
+// loseMirror SIGKILLs m's controller, deletes its mirror of the spec
+// bucket (a store that lost it) and starts a controller again, which
+// copies the hub's bucket from its first revision.
+func (r *fleetRig) loseMirror(m *member) {
+	r.hold(time.Second)
+	testenv.Must(r.t, m.serve.Cmd.Process.Signal(syscall.SIGKILL))
+	<-m.serve.Exited()
+	err := m.conn.JetStream().DeleteStream(r.ctx, "KV_"+specs.DefaultBucket)
+	r.land("member store lost its mirror", err == nil, fmt.Sprint(err))
+	r.startServe(m)
+	r.hold(time.Second)
+}
+
+// restartHub stops the hub's server (clients and leafnodes disconnect) and
+// starts it again on the same store and ports.
+func (r *fleetRig) restartHub(_ *member) {
+	r.hold(time.Second)
+	testenv.Must(r.t, r.hub.Shutdown(testenv.Ctx(r.t, 30*time.Second)))
+	r.hold(2 * time.Second)
+	r.startHub()
+	r.land("hub restarted", r.hub.Server().Running(), "the hub did not start again")
+	r.hold(time.Second)
+}
+
+// leaveAndRejoin removes m from the hub's membership and adds it again:
+// its rows at the hub resume.
+func (r *fleetRig) leaveAndRejoin(m *member) {
+	r.hold(time.Second)
+	r.tinyctl("fleet", "leave", m.name)
+	gathered := r.tinyctl("clusters")
+	r.tinyctl("fleet", "join", m.name)
+	r.land("member left and rejoined", !strings.Contains(gathered, "domain "+m.name), "the member was still gathered after leaving:\n"+gathered)
+	r.hold(time.Second)
+}
+
+// finish checks the invariants over the whole run at every member, logs
+// the figures and appends them to -chaos.report.
+func (r *fleetRig) finish() {
+	t := r.t
+	truth, lost, err := r.drv.Truth(testenv.Ctx(t, 10*time.Second))
+	testenv.Must(t, err)
+	r.fig.Lost = len(lost)
+	for _, l := range lost {
+		t.Errorf("I1 lost write at the hub: %s", l)
+	}
+	for _, m := range r.members {
+		dyn, _ := m.kube.Dynamic(t)
+		snap, err := chaos.Take(testenv.Ctx(t, 10*time.Second), m.kube.Clientset(t), dyn, m.status, fleetNS, m.name)
+		testenv.Must(t, err)
+		compared, err := chaos.Converged(truth, fleetNS, r.drv.Names(), nil, snap)
+		if err != nil {
+			t.Errorf("%s: I1-I3 not converged at the end:\n%v", m.name, err)
+		}
+		r.fig.ContentCompared += compared
+		if compared == 0 {
+			t.Errorf("%s: I1 compared no live key's content", m.name)
+		}
+		for _, v := range chaos.Security(snap) {
+			r.fig.Insecure++
+			t.Errorf("%s: I7: %s", m.name, v)
+		}
+		for _, v := range m.hist.Violations() {
+			switch {
+			case strings.HasPrefix(v, "resurrected"):
+				r.fig.Resurrected++
+			case strings.HasPrefix(v, "wrongful"):
+				r.fig.WrongfulDeletes++
+			default:
+				r.fig.Backwards++
+			}
+			t.Errorf("%s: I2/I4 (watch): %s", m.name, v)
+		}
+		if m.hist.Events() == 0 || m.hist.Revisions() == 0 {
+			t.Errorf("%s: the Deployment watch saw %d events, %d revisions: it checked nothing", m.name, m.hist.Events(), m.hist.Revisions())
+		}
+		r.fig.Revisions += m.hist.Revisions()
+	}
+	c := r.drv.Counts()
+	r.fig.Puts, r.fig.Deletes, r.fig.Unacked = c.Puts, c.Deletes, c.Unacked
+	for _, w := range truth {
+		if w.Live() {
+			r.fig.LiveKeys++
+		}
+	}
+	r.fig.write(t)
+}
+
+// freePort returns a loopback port nothing listens on now.
+func freePort(t *testing.T) int {
+	addr := testenv.FreeAddr(t)
+	_, port, err := net.SplitHostPort(addr)
+	testenv.Must(t, err)
+	p, err := strconv.Atoi(port)
+	testenv.Must(t, err)
+	return p
+}
