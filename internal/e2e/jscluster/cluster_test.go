@@ -47,7 +47,7 @@ type killRecord struct {
 // TestComponentsConvergeWhileJetStreamNodesAreKilled runs tinyctl on a
 // 3-node JetStream cluster with --replicas 3 and, while components are put
 // and deleted at random and jobs are published to three of them, SIGKILLs
-// one node after another and restarts it. At the end every key must show
+// one node after another and restarts it, then all three at once. At the end every key must show
 // its last acknowledged revision in its Deployment and status record, no
 // deleted component may have come back, a leader must be ready, and every
 // acknowledged job must be in its stream.
@@ -120,7 +120,7 @@ func TestComponentsConvergeWhileJetStreamNodesAreKilled(t *testing.T) {
 		run.Round(time.Second), len(records), puts, dels, failed, sum(jr.sent), resurrected(),
 		convergeTime.Round(10*time.Millisecond), leaseAcquisitions(t, ctrls))
 	for i, r := range records {
-		t.Logf("kill %d: node %s; a put made right after the kill acknowledged in %s, Ready in %s; healthy %s after restart",
+		t.Logf("kill %d: node %s; a put made right after the kill acknowledged in %s, Ready in %s; healthy %s after (re)start",
 			i+1, r.node, r.acked.Round(10*time.Millisecond), r.probe.Round(10*time.Millisecond), r.healthy.Round(10*time.Millisecond))
 	}
 }
@@ -166,7 +166,38 @@ func faults(t *testing.T, nc *natscluster.Cluster, s *specs.Store, st *status.St
 		last = time.Now()
 		records = append(records, rec)
 	}
-	return records
+	return append(records, killAll(t, nc, s, st, led, ns))
+}
+
+// killAll SIGKILLs every node at once (a power cut), starts them all
+// again, and times a put made once the cluster answers.
+func killAll(t *testing.T, nc *natscluster.Cluster, s *specs.Store, st *status.Store, led *ledger, ns string) killRecord {
+	t.Helper()
+	for _, nd := range nc.Nodes {
+		testenv.Eventually(t, 60*time.Second, nd.Healthy)
+	}
+	killed := time.Now()
+	for _, nd := range nc.Nodes {
+		nd.Kill(t)
+	}
+	for _, nd := range nc.Nodes {
+		if nd.Running() {
+			t.Fatalf("node %s still runs after SIGKILL: the fault did not land", nd.Name)
+		}
+	}
+	for _, nd := range nc.Nodes {
+		nd.Start(t)
+	}
+	rec := killRecord{node: "all"}
+	rev := putUntilAcked(t, s, led, ns, "probe", 2000)
+	rec.acked = time.Since(killed)
+	waitObserved(t, st, ns, "probe", rev, 60*time.Second)
+	rec.probe = time.Since(killed)
+	for _, nd := range nc.Nodes {
+		testenv.Eventually(t, 60*time.Second, nd.Healthy)
+	}
+	rec.healthy = time.Since(killed)
+	return rec
 }
 
 // putUntilAcked puts name's spec number n until the bucket acknowledges it
@@ -174,7 +205,7 @@ func faults(t *testing.T, nc *natscluster.Cluster, s *specs.Store, st *status.St
 func putUntilAcked(t *testing.T, s *specs.Store, led *ledger, ns, name string, n int) uint64 {
 	t.Helper()
 	var rev uint64
-	testenv.Eventually(t, 30*time.Second, func() error {
+	testenv.Eventually(t, 60*time.Second, func() error {
 		var err error
 		rev, err = put(context.Background(), s, led, ns, name, n)
 		return err
