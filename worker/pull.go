@@ -57,10 +57,17 @@ func (w *Worker) pull(ctx context.Context, start func(msg jetstream.Msg, release
 
 // fetch makes one pull request for n jobs, n slots being held, and starts
 // a handler for each job; the slots of jobs that did not come are freed.
-// It returns the request's error.
+// It returns the request's error. The request ends with ctx: a draining
+// worker drops its interest in the request's inbox at once, so JetStream
+// stops sending it jobs. (Waiting out the request and handing back what
+// came made a job bounce between the pods KEDA was scaling in, each
+// hand-back a delivery, until it had used its maxDeliver and stayed in the
+// stream for good.)
 func (w *Worker) fetch(ctx context.Context, cons jetstream.Consumer, n int, slots chan struct{},
 	start func(jetstream.Msg, func())) error {
-	batch, err := cons.Fetch(n, jetstream.FetchMaxWait(pollWait))
+	fctx, cancel := context.WithTimeout(ctx, pollWait)
+	defer cancel()
+	batch, err := cons.Fetch(n, jetstream.FetchContext(fctx))
 	if err != nil {
 		release(slots, n)
 		return err
@@ -76,7 +83,10 @@ func (w *Worker) fetch(ctx context.Context, cons jetstream.Consumer, n int, slot
 		start(msg, func() { release(slots, 1) })
 	}
 	release(slots, n-got)
-	return batch.Error()
+	if err := batch.Error(); err != nil && !(errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) {
+		return err
+	}
+	return nil // a request that outlived its expiry is no failure
 }
 
 // handBack naks a job pulled after the worker was told to stop, so that
