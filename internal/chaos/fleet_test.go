@@ -221,12 +221,7 @@ func (r *fleetRig) waitConverged() time.Duration {
 }
 
 // hold lets the driver write for d (a fault's schedule).
-func (r *fleetRig) hold(d time.Duration) {
-	select {
-	case <-time.After(d):
-	case <-r.ctx.Done():
-	}
-}
+func (r *fleetRig) hold(d time.Duration) { hold(r.ctx, d) }
 
 func (r *fleetRig) land(fault string, ok bool, why string) {
 	if !ok {
@@ -315,30 +310,11 @@ func (r *fleetRig) recreateHubBucket(_ *member) {
 }
 
 func (r *fleetRig) deploymentUIDs(m *member) map[string]types.UID {
-	deps, err := m.kube.Clientset(r.t).AppsV1().Deployments(fleetNS).List(r.ctx, metav1.ListOptions{})
-	testenv.Must(r.t, err)
-	out := map[string]types.UID{}
-	for _, d := range deps.Items {
-		out[d.Name] = d.UID
-	}
-	return out
+	return deploymentUIDs(r.t, r.ctx, m.kube.Clientset(r.t), fleetNS)
 }
 
 func (r *fleetRig) orphansReported(m *member, uids map[string]types.UID) error {
-	recs, err := m.status.ListCluster(r.ctx, m.name)
-	if err != nil {
-		return err
-	}
-	byKey := map[string]api.Status{}
-	for _, rec := range recs {
-		byKey[rec.Component] = rec.Status
-	}
-	for name := range uids {
-		if st := byKey[api.Key(fleetNS, name)]; !st.IsTrue(api.ConditionOrphaned) {
-			return fmt.Errorf("%s: %s not reported orphaned yet", m.name, name)
-		}
-	}
-	return nil
+	return orphansReported(r.ctx, m.status, m.name, fleetNS, uids)
 }
 
 // loseMirror SIGKILLs m's controller, deletes its mirror of the spec
@@ -402,21 +378,7 @@ func (r *fleetRig) finish() {
 			r.fig.Insecure++
 			t.Errorf("%s: I7: %s", m.name, v)
 		}
-		for _, v := range m.hist.Violations() {
-			switch {
-			case strings.HasPrefix(v, "resurrected"):
-				r.fig.Resurrected++
-			case strings.HasPrefix(v, "wrongful"):
-				r.fig.WrongfulDeletes++
-			default:
-				r.fig.Backwards++
-			}
-			t.Errorf("%s: I2/I4 (watch): %s", m.name, v)
-		}
-		if m.hist.Events() == 0 || m.hist.Revisions() == 0 {
-			t.Errorf("%s: the Deployment watch saw %d events, %d revisions: it checked nothing", m.name, m.hist.Events(), m.hist.Revisions())
-		}
-		r.fig.Revisions += m.hist.Revisions()
+		r.fig.watched(t, m.name, m.hist)
 	}
 	c := r.drv.Counts()
 	r.fig.Puts, r.fig.Deletes, r.fig.Unacked = c.Puts, c.Deletes, c.Unacked

@@ -208,10 +208,13 @@ func (r *rig) cycles(n int, fault func(r *rig, cycle int)) {
 
 // hold lets the driver write for d (a fault's schedule, not a wait for a
 // condition).
-func (r *rig) hold(d time.Duration) {
+func (r *rig) hold(d time.Duration) { hold(r.ctx, d) }
+
+// hold waits d, or until ctx ends.
+func hold(ctx context.Context, d time.Duration) {
 	select {
 	case <-time.After(d):
-	case <-r.ctx.Done():
+	case <-ctx.Done():
 	}
 }
 
@@ -245,26 +248,13 @@ func (r *rig) finish() {
 		r.fig.Insecure++
 		r.t.Errorf("I7: %s", v)
 	}
-	for _, v := range r.hist.Violations() {
-		switch {
-		case strings.HasPrefix(v, "resurrected"):
-			r.fig.Resurrected++
-		case strings.HasPrefix(v, "wrongful"):
-			r.fig.WrongfulDeletes++
-		default:
-			r.fig.Backwards++
-		}
-		r.t.Errorf("I2/I4 (watch): %s", v)
-	}
-	if r.hist.Revisions() == 0 || r.hist.Events() == 0 {
-		r.t.Errorf("I2/I4: the Deployment watch saw %d events, %d revisions: it checked nothing", r.hist.Events(), r.hist.Revisions())
-	}
+	r.fig.watched(r.t, cluster, r.hist)
 	for _, v := range chaos.CompareStreams(r.before, r.streams()) {
 		r.fig.StreamProblems++
 		r.t.Errorf("I5: %s", v)
 	}
 	c := r.drv.Counts()
-	r.fig.Puts, r.fig.Deletes, r.fig.Unacked, r.fig.Revisions = c.Puts, c.Deletes, c.Unacked, r.hist.Revisions()
+	r.fig.Puts, r.fig.Deletes, r.fig.Unacked = c.Puts, c.Deletes, c.Unacked
 	for _, w := range truth {
 		if w.Live() {
 			r.fig.LiveKeys++
@@ -293,6 +283,28 @@ type figures struct {
 	Initial         float64        `json:"initialConvergeSeconds"`
 	Converge        []float64      `json:"convergeSecondsAfterFault"`
 	Extra           map[string]any `json:"extra,omitempty"`
+}
+
+// watched counts the violations the Deployment watch of cluster h found
+// (I2, I4), fails the test on each, and fails it when the watch saw
+// nothing at all.
+func (f *figures) watched(t *testing.T, cluster string, h *chaos.History) {
+	t.Helper()
+	for _, v := range h.Violations() {
+		switch {
+		case strings.HasPrefix(v, "resurrected"):
+			f.Resurrected++
+		case strings.HasPrefix(v, "wrongful"):
+			f.WrongfulDeletes++
+		default:
+			f.Backwards++
+		}
+		t.Errorf("%s: I2/I4 (watch): %s", cluster, v)
+	}
+	if h.Events() == 0 || h.Revisions() == 0 {
+		t.Errorf("%s: the Deployment watch saw %d events, %d revisions: it checked nothing", cluster, h.Events(), h.Revisions())
+	}
+	f.Revisions += h.Revisions()
 }
 
 func (f *figures) note(k string, v any) {

@@ -12,10 +12,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/specs"
+	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/deploy"
 	"github.com/tinyctl/tinyctl/internal/testenv"
 )
@@ -123,10 +125,13 @@ func TestChaosBucketRecreated(t *testing.T) {
 	r.finish()
 }
 
-func (r *rig) deploymentUIDs() map[string]types.UID {
-	r.t.Helper()
-	deps, err := r.cs.AppsV1().Deployments(r.ns).List(r.ctx, metav1.ListOptions{})
-	testenv.Must(r.t, err)
+func (r *rig) deploymentUIDs() map[string]types.UID { return deploymentUIDs(r.t, r.ctx, r.cs, r.ns) }
+
+// deploymentUIDs returns the UID of every Deployment in ns by name.
+func deploymentUIDs(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns string) map[string]types.UID {
+	t.Helper()
+	deps, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	testenv.Must(t, err)
 	out := map[string]types.UID{}
 	for _, d := range deps.Items {
 		out[d.Name] = d.UID
@@ -134,10 +139,14 @@ func (r *rig) deploymentUIDs() map[string]types.UID {
 	return out
 }
 
-// orphansReported checks that every Deployment in uids has its status
-// say Orphaned=True.
 func (r *rig) orphansReported(uids map[string]types.UID) error {
-	recs, err := r.status.ListCluster(r.ctx, cluster)
+	return orphansReported(r.ctx, r.status, cluster, r.ns, uids)
+}
+
+// orphansReported checks that every Deployment in uids has its status in
+// cluster say Orphaned=True.
+func orphansReported(ctx context.Context, st *status.Store, cluster, ns string, uids map[string]types.UID) error {
+	recs, err := st.ListCluster(ctx, cluster)
 	if err != nil {
 		return err
 	}
@@ -146,8 +155,8 @@ func (r *rig) orphansReported(uids map[string]types.UID) error {
 		byKey[rec.Component] = rec.Status
 	}
 	for name := range uids {
-		if st := byKey[api.Key(r.ns, name)]; !st.IsTrue(api.ConditionOrphaned) {
-			return fmt.Errorf("%s not reported orphaned yet: status %+v", name, st)
+		if s := byKey[api.Key(ns, name)]; !s.IsTrue(api.ConditionOrphaned) {
+			return fmt.Errorf("%s: %s not reported orphaned yet: status %+v", cluster, name, s)
 		}
 	}
 	return nil
