@@ -39,6 +39,10 @@ type Driver struct {
 	ledger map[string]*entryLog
 	counts Counts
 	paused bool
+	// adopted is set once the driver writes to a bucket it did not fill
+	// from the start (SetStore): its ledger misses the markers the bucket
+	// came with, which the bucket's history then answers for.
+	adopted bool
 }
 
 // Counts are what a Driver has written.
@@ -100,6 +104,7 @@ func (d *Driver) SetStore(store *specs.Store) {
 	defer d.mu.Unlock()
 	d.store = store
 	d.ledger = map[string]*entryLog{}
+	d.adopted = true
 }
 
 // Component returns the spec the next put of name publishes.
@@ -214,13 +219,14 @@ func (d *Driver) record(key string, w Want, err error) {
 
 // MarkerAfter returns the lowest delete marker of key above rev: an
 // acknowledged one, or, when a delete of key went unanswered (its marker
-// may exist all the same), one the bucket's history holds. ok is false
+// may exist all the same) or the bucket came with markers the driver did
+// not write (SetStore), one the bucket's history holds. ok is false
 // when there is none; unsure is true only when the history no longer
 // reaches back to rev, so that it cannot tell.
 func (d *Driver) MarkerAfter(key string, rev uint64) (marker uint64, ok, unsure bool) {
 	d.mu.Lock()
 	l, store := d.ledger[key], d.store
-	var maybe bool
+	maybe := d.adopted
 	if l != nil {
 		for _, m := range l.markers {
 			if m > rev {
@@ -228,7 +234,7 @@ func (d *Driver) MarkerAfter(key string, rev uint64) (marker uint64, ok, unsure 
 				return m, true, false
 			}
 		}
-		maybe = l.unsure
+		maybe = maybe || l.unsure
 	}
 	d.mu.Unlock()
 	if !maybe {

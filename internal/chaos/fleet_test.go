@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/jsm.go"
 	"github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -77,6 +78,7 @@ func TestChaosFleet(t *testing.T) {
 		{"link cut and healed", (*fleetRig).cutLink},
 		{"delete compacted at the hub while a member was cut off", (*fleetRig).compactWhileCut},
 		{"hub bucket deleted and recreated", (*fleetRig).recreateHubBucket},
+		{"hub bucket restored from an older backup", (*fleetRig).restoreHubBucket},
 		{"member store lost its mirror", (*fleetRig).loseMirror},
 		{"hub restarted", (*fleetRig).restartHub},
 		{"member left and rejoined", (*fleetRig).leaveAndRejoin},
@@ -307,6 +309,38 @@ func (r *fleetRig) recreateHubBucket(_ *member) {
 	r.land("hub bucket deleted and recreated", orphans > 0, "no member had a Deployment to orphan")
 	r.drv.Pause(false)
 	r.hold(2 * time.Second)
+}
+
+// restoreHubBucket backs the hub's spec bucket up (nats stream backup),
+// lets the driver write on, and restores the backup in its place: the
+// bucket goes back to older revisions, and every member must follow it
+// (keys written after the backup kept as orphans, nothing deleted).
+func (r *fleetRig) restoreHubBucket(_ *member) {
+	const stream = "KV_" + specs.DefaultBucket
+	mgr, err := jsm.New(r.conn.NATS())
+	testenv.Must(r.t, err)
+	s, err := mgr.LoadStream(stream)
+	testenv.Must(r.t, err)
+	dir := r.t.TempDir()
+	_, err = s.SnapshotToDirectory(testenv.Ctx(r.t, 30*time.Second), dir)
+	testenv.Must(r.t, err)
+	r.hold(3 * time.Second)
+	r.drv.Pause(true)
+	r.waitConverged() // what the members applied before the restore is all in
+	js, _ := r.hubKV()
+	before, err := js.Stream(r.ctx, stream)
+	testenv.Must(r.t, err)
+	testenv.Must(r.t, js.DeleteKeyValue(r.ctx, specs.DefaultBucket))
+	for _, m := range r.members {
+		m.hist.Reset() // the restored bucket's revisions are older: another epoch
+	}
+	_, state, err := mgr.RestoreSnapshotFromDirectory(testenv.Ctx(r.t, 30*time.Second), stream, dir)
+	testenv.Must(r.t, err)
+	r.land("hub bucket restored from an older backup", state.LastSeq < before.CachedInfo().State.LastSeq && state.Msgs > 0,
+		fmt.Sprintf("restored up to revision %d (%d messages), the bucket had %d", state.LastSeq, state.Msgs, before.CachedInfo().State.LastSeq))
+	store, err := specs.Open(testenv.Ctx(r.t, 10*time.Second), r.conn, specs.Config{}, kv.Existing)
+	testenv.Must(r.t, err)
+	r.drv.SetStore(store)
 }
 
 func (r *fleetRig) deploymentUIDs(m *member) map[string]types.UID {
