@@ -361,6 +361,15 @@ func TestAHeldUnplaceOutlivesLaterRevisions(t *testing.T) {
 			{"an image bump", spec(t, "media", "resizer", selecting(dev), bump("1.0.2")), false, planHold},
 		})
 	})
+	// Found by the fleet chaos test: the renamed cluster's first revision
+	// is invalid, so no hold was recorded before it.
+	t.Run("a renamed cluster whose first revision is invalid", func(t *testing.T) {
+		run(t, nil, []step{
+			{"an invalid revision, the first after the rename", spec(t, "media", "resizer", placedOn("east-old"), invalid), false, planInvalid},
+			{"the corrected revision, still placed on the old name", spec(t, "media", "resizer", placedOn("east-old"), bump("1.0.1")), false, planHold},
+			{"an image bump", spec(t, "media", "resizer", placedOn("east-old"), bump("1.0.2")), false, planHold},
+		})
+	})
 	t.Run("a renamed cluster that the placement selects again", func(t *testing.T) {
 		run(t, nil, []step{
 			{"first reconcile after the rename", spec(t, "media", "resizer", placedOn("east-old")), false, planHold},

@@ -86,12 +86,18 @@ func heldStatus(in input, p plan) api.Status {
 // with the children it manages and its error. An invalid revision applies
 // nothing, so its record keeps what the cluster last applied and under
 // which identity (labels, a held unplace): a later revision is judged
-// against that, not against labels that changed since.
+// against that, not against labels that changed since. An invalid
+// revision of a component whose children exist here without a record of
+// this cluster's (a renamed cluster) records the hold as begun (HeldSince),
+// as a valid revision would have: which identity applied them is not known.
 func recordOf(in input, p plan, kids []api.Child, err error, h *workload.Health) api.Status {
 	st := api.Status{Component: p.key, Cluster: in.cluster.name, ObservedRevision: p.rev, SpecBucket: in.bucket,
 		ClusterLabels: in.cluster.labels, Conditions: conditions(err, h), Children: kids}
-	if p.kind == planInvalid && in.prev != nil {
+	switch {
+	case p.kind == planInvalid && in.prev != nil:
 		st.ClusterLabels, st.HeldSince, st.Children = in.prev.ClusterLabels, in.prev.HeldSince, in.prev.Children
+	case p.kind == planInvalid && len(in.live) > 0:
+		st.HeldSince = p.rev
 	}
 	if err != nil {
 		st.Error = err.Error()

@@ -93,7 +93,7 @@ func Converged(truth map[string]Want, ns string, names []string, scaled func(str
 	var problems []string
 	for _, name := range names {
 		w := truth[api.Key(ns, name)]
-		if w.Live() {
+		if w.Live() && !w.Invalid {
 			compared++
 		}
 		problems = append(problems, keyProblems(w, api.Key(ns, name), name, scaled != nil && scaled(name), s)...)
@@ -118,6 +118,13 @@ func keyProblems(w Want, key, name string, scaled bool, s Snapshot) []string {
 	_, hasSO := s.Scaled[name]
 	var p []string
 	switch {
+	case w.Live() && w.Invalid:
+		// Nothing of this revision is applied: it is reported Stalled, and
+		// the children of the last valid one stay (whatever bucket that was
+		// in, so their revision says nothing here).
+		if !hasStatus || st.ObservedRevision != w.Revision || !st.IsTrue(api.ConditionStalled) {
+			p = append(p, fmt.Sprintf("%s: invalid at %d, status %s, want Stalled at %d", key, w.Revision, statusLine(st, hasStatus), w.Revision))
+		}
 	case w.Live():
 		want := strconv.FormatUint(w.Revision, 10)
 		if !hasStatus || st.ObservedRevision != w.Revision || !st.IsTrue(api.ConditionApplied) {

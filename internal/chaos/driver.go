@@ -31,6 +31,12 @@ type Driver struct {
 	// Scaled reports whether the component called name gets a scaling
 	// block (a ScaledObject); nil: none does.
 	Scaled func(name string) bool
+	// Placement, when set, gives the component called name its placement.
+	Placement func(name string) *api.Placement
+	// Invalid, when set, says which puts (by their sequence number) write
+	// a spec that does not validate (no image): the controller must
+	// report it Stalled and keep what it applied before.
+	Invalid func(seq int) bool
 
 	mu     sync.Mutex
 	store  *specs.Store
@@ -63,12 +69,14 @@ type entryLog struct {
 // Want is a key's state in the bucket: its latest revision and whether
 // that is a delete marker. Exists is false for a key with no revision.
 // Seq is the content of a value: the CHAOS_SEQ its spec sets (every put
-// has its own), which the Deployment must carry.
+// has its own), which the Deployment must carry; Invalid marks a value
+// that does not validate (see Driver.Invalid).
 type Want struct {
 	Revision uint64
 	Deleted  bool
 	Exists   bool
 	Seq      string
+	Invalid  bool
 }
 
 // Live reports whether the key holds a value.
@@ -116,6 +124,12 @@ func (d *Driver) component(name string, seq int) []byte {
 			Env:  []api.EnvVar{{Name: "CHAOS_SEQ", Value: strconv.Itoa(seq)}}}}
 	if d.Scaled != nil && d.Scaled(name) {
 		c.Spec.Scaling = &api.Scaling{MinReplicas: 0, MaxReplicas: 3}
+	}
+	if d.Placement != nil {
+		c.Spec.Placement = d.Placement(name)
+	}
+	if d.Invalid != nil && d.Invalid(seq) {
+		c.Spec.Image = ""
 	}
 	b, err := api.Canonical(c)
 	if err != nil {
@@ -254,6 +268,12 @@ func (d *Driver) MarkerAfter(key string, rev uint64) (marker uint64, ok, unsure 
 	return 0, false, hist[0].Revision > rev
 }
 
+// validImage reports whether a spec's value names an image.
+func validImage(value []byte) bool {
+	var c api.Component
+	return json.Unmarshal(value, &c) == nil && c.Spec.Image != ""
+}
+
 // SeqOf returns the CHAOS_SEQ a spec's value sets ("" when none).
 func SeqOf(value []byte) string {
 	var c api.Component
@@ -290,7 +310,7 @@ func (d *Driver) Truth(ctx context.Context) (map[string]Want, []string, error) {
 		default:
 			w = Want{Revision: e.Revision, Deleted: e.Op != kv.OpPut, Exists: true}
 			if !w.Deleted {
-				w.Seq = SeqOf(e.Value)
+				w.Seq, w.Invalid = SeqOf(e.Value), !validImage(e.Value)
 			}
 		}
 		out[key] = w

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -40,11 +41,18 @@ const (
 	fleetKeys     = 20
 	fleetNS       = "fleet-chaos"
 	fleetConverge = 150 * time.Second // a cut link's mirror retries with up to 2 min of backoff
+	// fleetLabels are every member's labels, which half the components'
+	// placement selects (the other half select the members by name).
+	fleetLabels = "fleet=chaos"
 )
 
-// member is one cluster of the fleet.
+// member is one cluster of the fleet. Its controller runs as cluster
+// name with labels fleetLabels, unless a fault changed them (as, its
+// name now; labels, its labels now).
 type member struct {
 	name   string
+	as     string
+	labels string
 	nats   *bus.Embedded
 	link   *testenv.Proxy
 	kube   *testenv.Kube
@@ -82,6 +90,8 @@ func TestChaosFleet(t *testing.T) {
 		{"member store lost its mirror", (*fleetRig).loseMirror},
 		{"hub restarted", (*fleetRig).restartHub},
 		{"member left and rejoined", (*fleetRig).leaveAndRejoin},
+		{"member restarted without its labels", (*fleetRig).relabel},
+		{"member renamed", (*fleetRig).rename},
 	}
 	for cycle := range cycleCount(1, 3) {
 		if cycle > 0 && outOfTime(r.begin) {
@@ -132,6 +142,19 @@ func newFleetRig(t *testing.T, n int) *fleetRig {
 	store, err := specs.Open(testenv.Ctx(t, 10*time.Second), r.conn, specs.Config{}, kv.Ensure)
 	testenv.Must(t, err)
 	r.drv = chaos.NewDriver(store, fleetNS, fleetKeys, seed)
+	// Half the components select the members by label, half by name.
+	byLabel := &api.Placement{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"fleet": "chaos"}}}
+	byName := &api.Placement{}
+	for i := range n {
+		byName.Clusters = append(byName.Clusters, fmt.Sprintf("member-%d", i))
+	}
+	r.drv.Placement = func(name string) *api.Placement {
+		if name[len(name)-1]%2 == 0 {
+			return byLabel
+		}
+		return byName
+	}
+	r.drv.Invalid = func(seq int) bool { return seq%10 == 0 } // one put in ten
 	for i := range n {
 		r.members = append(r.members, r.startMember(fmt.Sprintf("member-%d", i)))
 	}
@@ -151,7 +174,7 @@ func (r *fleetRig) startHub() {
 
 func (r *fleetRig) startMember(name string) *member {
 	t := r.t
-	m := &member{name: name}
+	m := &member{name: name, as: name, labels: fleetLabels}
 	m.link = testenv.StartProxy(t, fmt.Sprintf("127.0.0.1:%d", r.hubCfg.LeafnodePort))
 	var err error
 	m.nats, err = bus.StartEmbedded(testenv.Ctx(t, 20*time.Second), bus.EmbeddedConfig{ServerName: name, JetStreamDomain: name,
@@ -175,9 +198,13 @@ func (r *fleetRig) startMember(name string) *member {
 }
 
 func (r *fleetRig) startServe(m *member) {
-	m.serve = testenv.Serve(r.t, tinyctl, "--nats-url", m.nats.ClientURL(), "--kubeconfig", m.kube.Kubeconfig,
-		"--cluster-name", m.name, "--hub-domain", "hub", "--namespaces", fleetNS, "--lease-ttl", leaseTTL.String(),
-		"--heartbeat-ttl", "3s", "--recheck", "1s", "--log-format", "json", "--stream-max-bytes", "262144")
+	args := []string{"--nats-url", m.nats.ClientURL(), "--kubeconfig", m.kube.Kubeconfig,
+		"--cluster-name", m.as, "--hub-domain", "hub", "--namespaces", fleetNS, "--lease-ttl", leaseTTL.String(),
+		"--heartbeat-ttl", "3s", "--recheck", "1s", "--log-format", "json", "--stream-max-bytes", "262144"}
+	if m.labels != "" {
+		args = append(args, "--cluster-labels", m.labels)
+	}
+	m.serve = testenv.Serve(r.t, tinyctl, args...)
 	m.serves = append(m.serves, m.serve)
 	m.serve.WaitReady(r.t, "leader", 60*time.Second)
 }
@@ -356,8 +383,7 @@ func (r *fleetRig) orphansReported(m *member, uids map[string]types.UID) error {
 // copies the hub's bucket from its first revision.
 func (r *fleetRig) loseMirror(m *member) {
 	r.hold(time.Second)
-	testenv.Must(r.t, m.serve.Cmd.Process.Signal(syscall.SIGKILL))
-	<-m.serve.Exited()
+	r.kill(m)
 	err := m.conn.JetStream().DeleteStream(r.ctx, "KV_"+specs.DefaultBucket)
 	r.land("member store lost its mirror", err == nil, fmt.Sprint(err))
 	r.startServe(m)
@@ -384,6 +410,63 @@ func (r *fleetRig) leaveAndRejoin(m *member) {
 	r.tinyctl("fleet", "join", m.name)
 	r.land("member left and rejoined", !strings.Contains(gathered, "domain "+m.name), "the member was still gathered after leaving:\n"+gathered)
 	r.hold(time.Second)
+}
+
+// relabel restarts m's controller without its labels (an install re-run
+// without --cluster-labels) while the driver writes: the placement no
+// longer selects it, only because its identity changed, so it must keep
+// every child (held, reported UnplaceHeld) until its labels are back.
+func (r *fleetRig) relabel(m *member) {
+	r.restartAs(m, m.name, "", "member restarted without its labels")
+}
+
+// rename restarts m's controller under another cluster name while the
+// driver writes: it finds children without a status record of its own
+// and must keep them all (held) until its name is back.
+func (r *fleetRig) rename(m *member) {
+	r.restartAs(m, m.name+"-renamed", fleetLabels, "member renamed")
+}
+
+// restartAs runs m's controller as cluster as with labels for a few
+// seconds of writes, checks that it held the unplaces (no delete, which
+// the watch checks, and UnplaceHeld reported under the name it ran as),
+// and gives it its identity back.
+func (r *fleetRig) restartAs(m *member, as, labels, fault string) {
+	r.hold(time.Second)
+	r.kill(m)
+	m.as, m.labels = as, labels
+	r.startServe(m)
+	var held int
+	testenv.EventuallyEvery(r.t, 60*time.Second, pollEvery, func() (err error) {
+		held, err = r.held(m, as)
+		if err == nil && held == 0 {
+			err = fmt.Errorf("%s running as %s (labels %q) holds nothing yet", m.name, as, labels)
+		}
+		return err
+	})
+	r.hold(3 * time.Second)
+	r.land(fault, held > 0, "no unplace held")
+	r.kill(m)
+	m.as, m.labels = m.name, fleetLabels
+	r.startServe(m)
+}
+
+// held counts the status records of cluster in m's bucket that report a
+// held unplace.
+func (r *fleetRig) held(m *member, cluster string) (int, error) {
+	recs, err := m.status.ListCluster(r.ctx, cluster)
+	n := 0
+	for _, rec := range recs {
+		if rec.Err == nil && slices.ContainsFunc(rec.Status.Conditions, func(c api.Condition) bool { return c.Reason == "UnplaceHeld" }) {
+			n++
+		}
+	}
+	return n, err
+}
+
+func (r *fleetRig) kill(m *member) {
+	testenv.Must(r.t, m.serve.Cmd.Process.Signal(syscall.SIGKILL))
+	<-m.serve.Exited()
 }
 
 // finish checks the invariants over the whole run at every member, logs
