@@ -73,9 +73,9 @@ type Hub interface {
 	// Compare reads the mirror, then the hub's bucket (with its keys when
 	// keys is set): whatever the mirror held, the hub held first.
 	Compare(ctx context.Context, keys bool) (HubView, error)
-	// Rebuild deletes the mirror, creates it again recording epoch, and
-	// waits until it has copied the hub's revision upTo.
-	Rebuild(ctx context.Context, epoch string, upTo uint64) error
+	// Rebuild deletes the mirror and creates it again recording epoch; it
+	// then copies the hub's bucket from its first revision.
+	Rebuild(ctx context.Context, epoch string) error
 	// WaitMirror waits until the mirror has copied the hub's revision rev.
 	WaitMirror(ctx context.Context, rev uint64) error
 	// PurgeLocal removes every message of key from the mirror only.

@@ -68,8 +68,9 @@ func behind(in input) error {
 	}
 	return withClass(Permanent, reasons.RevisionBehind, fmt.Errorf(
 		"revision %d is older than revision %d, which this cluster applied from the same spec bucket: nothing is applied or deleted "+
-			"until the bucket holds a newer revision (a mirror still copying from the hub; or a bucket restored from a backup, "+
-			"or that lost writes: publish the component again)", rev, seen))
+			"until the bucket holds a revision at least as new (a mirror still copying from the hub; a bucket restored in place, or "+
+			"that lost acknowledged writes); to accept the bucket's older revision, delete this status record (key %s.%s of the status bucket) and restart the controller",
+		rev, seen, in.key, in.cluster.name))
 }
 
 // hubVerdict is what comparing the mirror with the hub's bucket calls for.
@@ -146,13 +147,16 @@ func (c *Controller) checkHub(ctx context.Context, full bool) (rebuilt bool, err
 	log := zerolog.Ctx(ctx)
 	if verdict.rebuild != "" {
 		log.Warn().Str("reason", verdict.rebuild).Str("epoch", verdict.epoch).Msg("rebuilding the spec mirror from the hub")
-		err := c.fenced(ctx, func(ctx context.Context) error {
-			ctx, cancel := context.WithTimeout(ctx, hubWait)
-			defer cancel()
-			return c.deps.Hub.Rebuild(ctx, verdict.epoch, v.HubLastMessage)
-		})
+		err := c.fenced(ctx, func(ctx context.Context) error { return c.deps.Hub.Rebuild(ctx, verdict.epoch) })
 		if err != nil {
 			return false, fmt.Errorf("rebuild the spec mirror: %w", err)
+		}
+		// The copy is waited for outside the fence, which bounds writes,
+		// not a wait that may outlast one lease renewal.
+		wctx, cancel := context.WithTimeout(ctx, hubWait)
+		defer cancel()
+		if err := c.deps.Hub.WaitMirror(wctx, v.HubLastMessage); err != nil {
+			log.Warn().Err(err).Msg("reading the rebuilt spec mirror before it caught up")
 		}
 		return true, nil
 	}

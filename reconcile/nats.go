@@ -88,11 +88,8 @@ func (h natsHub) Compare(ctx context.Context, keys bool) (HubView, error) {
 		HubFirst: o.FirstRevision, HubLast: o.LastRevision, HubLastMessage: o.LastMessage, HubKeys: o.Keys}, nil
 }
 
-func (h natsHub) Rebuild(ctx context.Context, epoch string, upTo uint64) error {
-	if err := h.s.Rebuild(ctx, kv.Origin{Incarnation: epoch}); err != nil {
-		return err
-	}
-	return h.s.WaitMirror(ctx, upTo)
+func (h natsHub) Rebuild(ctx context.Context, epoch string) error {
+	return h.s.Rebuild(ctx, kv.Origin{Incarnation: epoch})
 }
 
 func (h natsHub) WaitMirror(ctx context.Context, rev uint64) error { return h.s.WaitMirror(ctx, rev) }
