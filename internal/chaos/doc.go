@@ -10,6 +10,7 @@
 // acknowledged (Driver), a watch that records every revision a Deployment
 // carried (History), an HTTP proxy in front of the API server that fails a
 // share of the writes (FaultyAPI), and the checks over the end state
-// (Check). The scenarios, one per fault, are the package's tests; see
-// docs/reliability.md.
+// (Check). The scenarios, one per fault, are the package's tests;
+// TestChaosFleet runs a hub and three member clusters through the fleet's
+// faults. See docs/reliability.md.
 package chaos
