@@ -39,7 +39,8 @@
 //
 // When ctx ends or the process gets SIGTERM (Run), the worker stops
 // pulling within a couple of seconds; a job that arrives after that is
-// handed back (nak) so it is redelivered at once. Running handlers get the
+// handed back (nak) so it is redelivered 2 s later, once no draining pod
+// still has a pull request waiting to take it. Running handlers get the
 // Grace period (default 25s, under Kubernetes' 30s) to finish and their
 // jobs are settled as usual; then their contexts are cancelled. Nothing is
 // lost even when a process dies mid-job: a job leaves the work-queue

@@ -18,7 +18,7 @@ const (
 	outcomeError     = "error"     // the handler failed: redelivered after a delay
 	outcomePanic     = "panic"     // the handler panicked: redelivered after a delay
 	outcomeTerm      = "term"      // given up: never redelivered
-	outcomeReturned  = "returned"  // pulled while draining: redelivered at once
+	outcomeReturned  = "returned"  // pulled while draining: redelivered 2 s later
 	outcomeUnsettled = "unsettled" // an ack that failed: redelivered after the ack wait
 )
 
