@@ -198,6 +198,7 @@ func Members(ctx context.Context, c *bus.Conn, b Buckets) ([]Member, error) {
 func update(ctx context.Context, c *bus.Conn, bucket string, edit func([]*jetstream.StreamSource) []*jetstream.StreamSource,
 	done func([]*jetstream.StreamSource) bool) error {
 	js := c.JetStream()
+	confirmed := 0
 	for attempt := 0; ; attempt++ {
 		s, err := js.Stream(ctx, "KV_"+bucket)
 		if err != nil {
@@ -205,8 +206,18 @@ func update(ctx context.Context, c *bus.Conn, bucket string, edit func([]*jetstr
 		}
 		cfg := s.CachedInfo().Config
 		if attempt > 0 && done(cfg.Sources) {
-			return nil
+			// Read once more after another pause: a writer that read
+			// before this write and is slower than the first pause would
+			// otherwise overwrite it unseen.
+			if confirmed++; confirmed == 2 {
+				return nil
+			}
+			if !pause(ctx) {
+				return ctx.Err()
+			}
+			continue
 		}
+		confirmed = 0
 		if attempt == updateAttempts {
 			return fmt.Errorf("fleet: update bucket %s: its sources did not keep the change after %d writes "+
 				"(other changes at the same time, or a server without stream sourcing)", bucket, updateAttempts)
@@ -225,12 +236,17 @@ func update(ctx context.Context, c *bus.Conn, bucket string, edit func([]*jetstr
 		}
 		// A pause well above a read-to-write round trip lets a concurrent
 		// writer that read before this write land first, so the read back
-		// sees it. It narrows the race to writers slower than the pause;
+		// sees it. It narrows the race to writers slower than two pauses;
 		// it does not close it (that would need a lock beside the stream).
-		if !bus.SleepCtx(ctx, 20*time.Millisecond+time.Duration(rand.Int64N(int64(30*time.Millisecond)))) {
+		if !pause(ctx) {
 			return ctx.Err()
 		}
 	}
+}
+
+// pause waits 50 to 150 ms, at random so that racing writers fall apart.
+func pause(ctx context.Context) bool {
+	return bus.SleepCtx(ctx, 50*time.Millisecond+time.Duration(rand.Int64N(int64(100*time.Millisecond))))
 }
 
 // updateAttempts bounds update's writes.
