@@ -93,8 +93,10 @@ func (c *Controller) checkBucket(ctx context.Context, rebuilt bool) error {
 	if err != nil {
 		return err
 	}
+	// The watch loop stores the new incarnation once it has forgotten the
+	// old bucket's entries: a reconcile in between records what it read
+	// under the bucket it read it from.
 	if prev := c.incarnation.Load(); rebuilt || prev == nil || created != *prev {
-		c.incarnation.Store(&created)
 		select {
 		case c.recreated <- struct{}{}:
 		default:

@@ -30,6 +30,9 @@ func (c *Controller) watchLoop(ctx context.Context, w SpecWatch) {
 		}
 		log.Warn().Msg("spec bucket was recreated: re-reading it; children of keys it no longer holds are kept as orphans")
 		c.specs.reset()
+		if created, err := c.deps.Specs.Incarnation(ctx); err == nil {
+			c.incarnation.Store(&created)
+		}
 		for {
 			var err error
 			if w, err = c.openWatch(ctx); err == nil {
