@@ -254,18 +254,26 @@ func (d *Driver) MarkerAfter(key string, rev uint64) (marker uint64, ok, unsure 
 	if !maybe {
 		return 0, false, false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	defer cancel()
-	hist, err := store.History(ctx, key)
-	if err != nil || len(hist) == 0 {
-		return 0, false, true
-	}
-	for _, e := range hist {
-		if e.Revision > rev && e.Op != kv.OpPut {
-			return e.Revision, true, false
+	// Polled for a while: the delete that went unanswered may be read
+	// back only a moment after the controller acted on it.
+	deadline := time.Now().Add(2 * writeTimeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		hist, err := store.History(ctx, key)
+		cancel()
+		if err != nil || len(hist) == 0 {
+			return 0, false, true
 		}
+		for _, e := range hist {
+			if e.Revision > rev && e.Op != kv.OpPut {
+				return e.Revision, true, false
+			}
+		}
+		if time.Now().After(deadline) {
+			return 0, false, hist[0].Revision > rev
+		}
+		<-time.After(100 * time.Millisecond) // poll interval
 	}
-	return 0, false, hist[0].Revision > rev
 }
 
 // validImage reports whether a spec's value names an image.
