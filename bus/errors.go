@@ -128,6 +128,9 @@ var transientAPIErrors = []server.ErrorIdentifier{
 	server.JSMaximumStreamsLimitErr,
 	server.JSMaximumConsumersLimitErr,
 	server.JSClusterIncompleteErr,
+	// no suitable peers for placement: a JetStream cluster still forming,
+	// or with a node down, has too few current peers for the replicas
+	server.JSClusterNoPeersErrF,
 	server.JSClusterNotAssignedErr,
 	server.JSClusterNotAvailErr,
 	server.JSClusterNotLeaderErr,
