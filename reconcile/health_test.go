@@ -3,10 +3,12 @@ package reconcile_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	appsv1 "k8s.io/api/apps/v1"
@@ -38,8 +40,10 @@ func TestReadyFollowsTheWorkload(t *testing.T) {
 	two := func(c *api.Component) { c.Spec.Replicas = ptr.To(int32(2)) }
 
 	rev1 := e.publish(e.component("runner", two))
-	rec := e.waitStatus("runner", api.ConditionApplied, "True", rev1)
-	expectCondition(t, rec, api.ConditionReady, "False", reasons.Progressing, "observe generation 1")
+	e.waitStatus("runner", api.ConditionApplied, "True", rev1)
+	// The first record may be written before the Deployment is in the
+	// workload cache ("not observed yet"); the next one names the generation.
+	e.waitConditionSays("runner", rev1, api.ConditionReady, "False", reasons.Progressing, "observe generation 1")
 
 	// observed writes the status the Deployment controller would.
 	observed := func(replicas, updated, available int32) {
@@ -53,7 +57,7 @@ func TestReadyFollowsTheWorkload(t *testing.T) {
 	}
 	rolledOut := func() { t.Helper(); observed(2, 2, 2) }
 	rolledOut()
-	rec = e.waitStatus("runner", api.ConditionReady, "True", rev1)
+	rec := e.waitStatus("runner", api.ConditionReady, "True", rev1)
 	expectCondition(t, rec, api.ConditionReady, "True", reasons.Available, "2 of 2 replicas")
 	expectCondition(t, rec, api.ConditionDegraded, "False", reasons.Available, "")
 
@@ -105,6 +109,23 @@ func expectCondition(t *testing.T, rec status.Record, typ, want, reason, text st
 	if !ok || string(c.Status) != want || c.Reason != reason || !strings.Contains(c.Message, text) {
 		t.Errorf("%s = %+v, want %s %s with a message containing %q", typ, c, want, reason, text)
 	}
+}
+
+// waitConditionSays waits until component name's status at rev has
+// condition typ with status want, reason and a message containing text.
+func (e *env) waitConditionSays(name string, rev uint64, typ, want, reason, text string) {
+	e.t.Helper()
+	testenv.Eventually(e.t, 30*time.Second, func() error {
+		rec, err := e.statuses.Get(context.Background(), api.Key(e.ns, name), e.cfg.Cluster.Name)
+		if err != nil {
+			return err
+		}
+		c, ok := rec.Condition(typ)
+		if rec.ObservedRevision != rev || !ok || string(c.Status) != want || c.Reason != reason || !strings.Contains(c.Message, text) {
+			return fmt.Errorf("revision %d %s = %+v, want revision %d %s %s with a message containing %q", rec.ObservedRevision, typ, c, rev, want, reason, text)
+		}
+		return nil
+	})
 }
 
 // workerPod creates a pod as the Deployment of component owner would (its

@@ -64,6 +64,7 @@ type entryLog struct {
 	uncertain bool     // a write after last was not acknowledged
 	markers   []uint64 // acknowledged delete markers, ascending
 	unsure    bool     // some delete was not acknowledged (its marker may exist)
+	deleting  int      // deletes sent and not yet recorded (their markers may exist)
 }
 
 // Want is a key's state in the bucket: its latest revision and whether
@@ -199,22 +200,35 @@ func (d *Driver) Put(ctx context.Context, name string) {
 
 // Delete writes a delete marker for name and records the outcome.
 func (d *Driver) Delete(ctx context.Context, name string) {
+	key := d.Key(name)
 	d.mu.Lock()
 	store := d.store
+	// The controller may act on the marker before its acknowledgement is
+	// recorded: until then MarkerAfter reads the bucket's history.
+	d.entry(key).deleting++
 	d.mu.Unlock()
 	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
-	rev, err := store.Write(wctx, d.Key(name), nil, kv.OpDelete, nil, 0)
-	d.record(d.Key(name), Want{Revision: rev, Deleted: true, Exists: true}, err)
+	rev, err := store.Write(wctx, key, nil, kv.OpDelete, nil, 0)
+	d.record(key, Want{Revision: rev, Deleted: true, Exists: true}, err)
+}
+
+// entry returns key's ledger entry, made when missing; d.mu must be held.
+func (d *Driver) entry(key string) *entryLog {
+	l := d.ledger[key]
+	if l == nil {
+		l = &entryLog{}
+		d.ledger[key] = l
+	}
+	return l
 }
 
 func (d *Driver) record(key string, w Want, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	l := d.ledger[key]
-	if l == nil {
-		l = &entryLog{}
-		d.ledger[key] = l
+	l := d.entry(key)
+	if w.Deleted {
+		l.deleting--
 	}
 	switch {
 	case err != nil:
@@ -232,8 +246,8 @@ func (d *Driver) record(key string, w Want, err error) {
 }
 
 // MarkerAfter returns the lowest delete marker of key above rev: an
-// acknowledged one, or, when a delete of key went unanswered (its marker
-// may exist all the same) or the bucket came with markers the driver did
+// acknowledged one, or, when a delete of key went unanswered or is not yet
+// answered (its marker may exist all the same) or the bucket came with markers the driver did
 // not write (SetStore), one the bucket's history holds. ok is false
 // when there is none; unsure is true only when the history no longer
 // reaches back to rev, so that it cannot tell.
@@ -248,7 +262,7 @@ func (d *Driver) MarkerAfter(key string, rev uint64) (marker uint64, ok, unsure 
 				return m, true, false
 			}
 		}
-		maybe = maybe || l.unsure
+		maybe = maybe || l.unsure || l.deleting > 0
 	}
 	d.mu.Unlock()
 	if !maybe {
