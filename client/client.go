@@ -246,6 +246,16 @@ func (c *Client) Cluster(ctx context.Context, name string) (status.HeartbeatReco
 	return c.statuses.Heartbeat(ctx, name)
 }
 
+// Now is the NATS server's clock as last measured on a heartbeat read (the
+// client's own clock before one): the clock heartbeats are judged by, so
+// a machine whose clock is off does not see live clusters stale.
+func (c *Client) Now() time.Time {
+	if c.statuses == nil {
+		return c.now()
+	}
+	return c.statuses.Now()
+}
+
 // Clusters returns the live heartbeats, by cluster name.
 func (c *Client) Clusters(ctx context.Context) (map[string]status.HeartbeatRecord, error) {
 	if c.statuses == nil {

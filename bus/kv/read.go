@@ -131,6 +131,9 @@ func collectInitial(ctx context.Context, w jetstream.KeyWatcher) ([]Entry, error
 type Info struct {
 	Created      time.Time
 	LastRevision uint64
+	// Now is the server's clock when it answered (zero from servers that
+	// do not say): the clock the server stamps writes with.
+	Now time.Time
 }
 
 // Info returns the bucket's creation time and latest revision (the
@@ -148,7 +151,7 @@ func (b *Bucket) Info(ctx context.Context) (Info, error) {
 	if err != nil {
 		return Info{}, bus.Classify("bucket "+b.name+" info", err)
 	}
-	return Info{Created: info.Created, LastRevision: info.State.LastSeq}, nil
+	return Info{Created: info.Created, LastRevision: info.State.LastSeq, Now: info.TimeStamp}, nil
 }
 
 // LatestFromLeader is Latest answered by the stream's leader. Latest is a

@@ -129,7 +129,7 @@ func Open(ctx context.Context, c *bus.Conn, cfg Config) (*Store, error) {
 // Acquire makes one attempt to take lease name for holder (a name unique
 // to this process, such as its pod name). It succeeds when the lease is
 // free or has expired (removed by the server, or older than its TTL by
-// this machine's clock). A live lease returns *HeldError, even one
+// the server's clock). A live lease returns *HeldError, even one
 // recorded under the same holder name: a second process started with the
 // name of a live one must not share its lease.
 //
@@ -175,7 +175,14 @@ func (s *Store) claimable(ctx context.Context, name string) (uint64, error) {
 	if err := json.Unmarshal(cur.Value, &rec); err != nil {
 		return cur.Revision, nil // an unreadable lease protects nothing: take it
 	}
-	if s.clock.Since(cur.Created) <= time.Duration(rec.TTLSeconds)*time.Second {
+	// The record's age is read on the server's clock, which stamped it: a
+	// contender whose wall clock runs ahead must not take a live lease
+	// (its holder measures validity on its own clock from the write).
+	info, err := s.b.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if info.Now.IsZero() || info.Now.Sub(cur.Created) <= time.Duration(rec.TTLSeconds)*time.Second {
 		return 0, &HeldError{Name: name, Holder: rec.Holder, Revision: cur.Revision}
 	}
 	return cur.Revision, nil

@@ -39,6 +39,13 @@ type Heartbeat struct {
 	// KEDA is whether a KEDA operator runs in the cluster, as its
 	// controller last looked ("" when it could not tell).
 	KEDA KEDAState `json:"keda,omitempty"`
+	// ClusterID tells Kubernetes clusters apart whatever they are named
+	// (a digest of the API server's CA; "" from controllers that predate
+	// it): controllers of one cluster share it.
+	ClusterID string `json:"clusterID,omitempty"`
+	// Conflict says that another cluster beats under this cluster's name
+	// (NameConflict), as the controller last looked ("" when none).
+	Conflict string `json:"conflict,omitempty"`
 }
 
 // KEDAState is what a controller found of KEDA's operator in its cluster.
@@ -67,10 +74,9 @@ type HeartbeatRecord struct {
 
 // Stale reports whether a cluster whose latest heartbeat is hb (nil: none)
 // must be treated as not live at time now: no heartbeat, or one older
-// than its TTL. It compares the server's write time with now, so it
-// assumes the reader's clock is close to the server's (see
-// docs/status.md); the server's own expiry of the record needs no clock
-// agreement and makes hb nil soon after.
+// than its TTL. It compares the server's write time with now, which must
+// be the server's clock too (Store.Now); the server's own expiry of the
+// record makes hb nil soon after.
 func Stale(hb *HeartbeatRecord, now time.Time) bool {
 	return hb == nil || now.Sub(hb.Received) > hb.TTL()
 }
@@ -126,7 +132,23 @@ func (s *Store) Heartbeat(ctx context.Context, cluster string) (HeartbeatRecord,
 	if err != nil {
 		return HeartbeatRecord{}, err
 	}
+	s.measureServerClock(ctx)
 	return decodeHeartbeat(e)
+}
+
+// Now is the NATS server's clock as this reader last measured it (its own
+// clock until a heartbeat read measured the offset): the clock to judge
+// heartbeats by (Stale), since the server stamps their writes.
+func (s *Store) Now() time.Time { return s.server.Now() }
+
+// measureServerClock measures the offset between the reader's clock and
+// the server's from the heartbeat bucket's info: one more request on a
+// heartbeat read, at most once a minute.
+func (s *Store) measureServerClock(ctx context.Context) {
+	s.server.measure(ctx, func(ctx context.Context) (time.Time, error) {
+		info, err := s.heartbeats.Info(ctx)
+		return info.Now, err
+	})
 }
 
 // Heartbeats returns the heartbeats the server still holds, by cluster. A
@@ -139,6 +161,7 @@ func (s *Store) Heartbeats(ctx context.Context) (map[string]HeartbeatRecord, err
 	if err != nil {
 		return nil, err
 	}
+	s.measureServerClock(ctx)
 	out := make(map[string]HeartbeatRecord, len(entries))
 	for _, e := range entries {
 		if hb, err := decodeHeartbeat(e); err == nil {

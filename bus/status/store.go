@@ -59,6 +59,7 @@ type Store struct {
 	status     *kv.Bucket
 	heartbeats *kv.Bucket // nil: opened kv.Existing and there is none
 	now        func() time.Time
+	server     *serverClock
 }
 
 // Open binds to the status and heartbeat buckets as mode says (see
@@ -80,7 +81,7 @@ func Open(ctx context.Context, c *bus.Conn, cfg Config, mode kv.Mode) (*Store, e
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{status: status, heartbeats: heartbeats, now: now}, nil
+	return &Store{status: status, heartbeats: heartbeats, now: now, server: &serverClock{now: now}}, nil
 }
 
 // Key is the status bucket key of a component in a cluster:
@@ -202,7 +203,7 @@ func (s *Store) record(e kv.Entry, hb *HeartbeatRecord) Record {
 	if err != nil {
 		st = owner
 	}
-	return Record{Status: st, Revision: e.Revision, Heartbeat: hb, Stale: Stale(hb, s.now()), Err: err}
+	return Record{Status: st, Revision: e.Revision, Heartbeat: hb, Stale: Stale(hb, s.Now()), Err: err}
 }
 
 // statusFromKey fills Component and Cluster from a key

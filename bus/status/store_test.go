@@ -153,3 +153,39 @@ func TestStatusReadsStaleWithinTTLWhenHeartbeatsStop(t *testing.T) {
 		return nil
 	})
 }
+
+// A reader whose wall clock is far from the server's still judges
+// heartbeats by the server's clock, which stamped them: a laptop an hour
+// ahead does not see live clusters stale, one an hour behind does not see
+// expired ones live, and time passing on the reader's clock still counts.
+func TestStalenessIsJudgedByTheServersClockNotTheReaders(t *testing.T) {
+	t.Parallel()
+	s := natstest.Start(t)
+	ctx := testenv.Ctx(t, 20*time.Second)
+	writer, err := status.Open(ctx, natstest.BusConnect(t, s.BusConfig(), nil), status.Config{}, kv.Ensure)
+	testenv.Must(t, err)
+	_, err = writer.Put(ctx, api.Status{Component: "workers.extractor", Cluster: "east", ObservedRevision: 1})
+	testenv.Must(t, err)
+	_, err = writer.Beat(ctx, status.Heartbeat{Cluster: "east"}, 30*time.Second)
+	testenv.Must(t, err)
+
+	for _, skew := range []time.Duration{time.Hour, -time.Hour} {
+		clock := &fakeClock{now: time.Now().Add(skew)}
+		reader, err := status.Open(ctx, natstest.BusConnect(t, s.BusConfig(), nil), status.Config{Now: clock.Now}, kv.Existing)
+		testenv.Must(t, err)
+		list, err := reader.List(ctx)
+		testenv.Must(t, err)
+		if len(list) != 1 || list[0].Stale {
+			t.Fatalf("reader %s off: want east live, got %+v", skew, list)
+		}
+		if off := time.Until(reader.Now()); off > 5*time.Second || off < -5*time.Second {
+			t.Fatalf("reader %s off: its estimate of the server's clock is %s off", skew, off)
+		}
+		clock.Add(31 * time.Second) // past the heartbeat's ttl on the reader's clock
+		rec, err := reader.Get(ctx, "workers.extractor", "east")
+		testenv.Must(t, err)
+		if !rec.Stale {
+			t.Fatalf("reader %s off: east still live 31s after a heartbeat with a 30s ttl", skew)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func orphansRun(ctx context.Context, o *options, output, statusBucket string, al
 		fmt.Fprintf(o.errOut, "No orphans in %s.\n", o.where(sel))
 		return nil
 	}
-	if err := statusview.WriteOrphanTable(o.out, o.style(), rows, o.now()); err != nil {
+	if err := statusview.WriteOrphanTable(o.out, o.style(), rows, src.Now()); err != nil {
 		return err
 	}
 	for _, r := range rows {

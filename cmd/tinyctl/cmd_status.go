@@ -115,7 +115,7 @@ func (f *statusFlags) run(ctx context.Context, o *options, args []string) error 
 			return err
 		}
 		defer warn()
-		return o.printStatus(form, sel, rows, false)
+		return o.printStatus(form, sel, rows, false, src.Now())
 	}
 	return o.watchStatus(ctx, src, view, form, sel, warn)
 }
@@ -163,8 +163,9 @@ func (o *options) readRows(ctx context.Context, src *session, view func(client.S
 
 // printStatus prints rows in form. again marks a later render of a watch:
 // it is separated from the previous one, and a named component without
-// rows is reported gone rather than not found.
-func (o *options) printStatus(form cli.Format, sel client.Selector, rows []client.Row, again bool) error {
+// rows is reported gone rather than not found. now is the server's clock
+// (heartbeat ages are measured by it).
+func (o *options) printStatus(form cli.Format, sel client.Selector, rows []client.Row, again bool, now time.Time) error {
 	if sel.Name != "" && len(rows) == 0 && !again {
 		return o.notFound(sel.Name)
 	}
@@ -188,7 +189,7 @@ func (o *options) printStatus(form cli.Format, sel client.Selector, rows []clien
 		fmt.Fprintf(o.errOut, "No components found in %s.\n", o.where(sel))
 		return nil
 	}
-	return statusview.WriteTable(o.out, o.style(), rows, o.now())
+	return statusview.WriteTable(o.out, o.style(), rows, now)
 }
 
 // separate clears a terminal before a watch's next table, or leaves a
@@ -215,7 +216,7 @@ func (o *options) watchStatus(ctx context.Context, src *session, view func(clien
 	again := false
 	opts := client.WatchOptions{ReadTimeout: o.nats.RequestTimeout, OnError: func(err error) { o.warn(err.Error()) }}
 	return src.WatchStatus(ctx, view, opts, func(rows []client.Row) error {
-		if err := o.printStatus(form, sel, rows, again); err != nil {
+		if err := o.printStatus(form, sel, rows, again, src.Now()); err != nil {
 			return err
 		}
 		after()
