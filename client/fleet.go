@@ -25,6 +25,13 @@ type ClusterRow struct {
 	// Stale is true when the cluster's heartbeat expired: what it reported
 	// may no longer be true.
 	Stale bool `json:"stale"`
+	// ClusterID is the Kubernetes cluster's id its controller reports
+	// (status.Heartbeat.ClusterID).
+	ClusterID string `json:"clusterID,omitempty"`
+	// Conflict says that the cluster's controller found another
+	// Kubernetes cluster using its name (status.NameConflict): the row may
+	// mix the two clusters' records.
+	Conflict string `json:"conflict,omitempty"`
 	// Placed counts the components with a status record from this
 	// cluster; Ready those whose Ready condition is True (their pods run
 	// the revision); Degraded those whose workload has a problem to act
@@ -56,6 +63,7 @@ func ClusterRows(snap Snapshot, beats map[string]status.HeartbeatRecord, members
 	for name, hb := range beats {
 		r := row(name)
 		r.Labels, r.LastHeartbeat, r.Stale = hb.Labels, hb.Received, status.Stale(&hb, now)
+		r.ClusterID, r.Conflict = hb.ClusterID, hb.Conflict
 	}
 	for _, rec := range snap.Statuses {
 		if rec.Err != nil || rec.Cluster == "" {

@@ -126,7 +126,9 @@ func readBucket(bucket string) []string {
 // cluster's controller) the spec bucket is a mirror of the hub's, which
 // the controller may delete and purge to follow the hub (rebuilt when the
 // hub's bucket was created again, a key purged there purged here), and it
-// may read the hub's bucket (stream info and reads, nothing else there).
+// may read the hub's spec bucket and heartbeat bucket (stream info and
+// reads, nothing else there: the heartbeats tell it whether another
+// cluster already uses its name).
 func Controller(b Buckets, hubDomain string) Permissions {
 	specs := "KV_" + b.Specs
 	p := Permissions{
@@ -137,8 +139,9 @@ func Controller(b Buckets, hubDomain string) Permissions {
 	}
 	if hubDomain != "" {
 		hub := "$JS." + hubDomain + ".API."
-		p.Publish = append(p.Publish, hub+"STREAM.INFO."+specs, hub+"STREAM.MSG.GET."+specs,
-			hub+"DIRECT.GET."+specs, hub+"DIRECT.GET."+specs+".>")
+		for _, s := range []string{specs, "KV_" + b.Heartbeats} {
+			p.Publish = append(p.Publish, hub+"STREAM.INFO."+s, hub+"STREAM.MSG.GET."+s, hub+"DIRECT.GET."+s, hub+"DIRECT.GET."+s+".>")
+		}
 		p.DenyPublish = []string{"$JS.API.STREAM.UPDATE." + specs, "$JS.API.STREAM.MSG.DELETE." + specs}
 	}
 	return p

@@ -29,6 +29,9 @@ type metrics struct {
 	// staleClusters is 1 for each cluster whose status records outlive its
 	// heartbeat (what `tinyctl status` shows as stale), 0 for live ones.
 	staleClusters *prometheus.GaugeVec
+	// nameConflict is 1 while another Kubernetes cluster beats under this
+	// cluster's name (status.NameConflict).
+	nameConflict prometheus.Gauge
 }
 
 // loopView is what the gauges read from the running loop.
@@ -71,6 +74,10 @@ func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 	m.connected = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "tinyctl_nats_connected", Help: "1 while the NATS connection is up.",
 	})
+	m.nameConflict = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "tinyctl_cluster_name_conflict",
+		Help: "1 while another Kubernetes cluster beats under this cluster's name, on this NATS or at the fleet hub.",
+	})
 	m.queueDepth = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "tinyctl_queue_depth", Help: "Component keys waiting to be reconciled.",
 	}, func() float64 {
@@ -94,7 +101,7 @@ func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 	})
 	m.addHealthSeries(loop)
 	m.reg.MustRegister(m.duration, m.applies, m.retries, m.rechecks, m.leader, m.connected, m.queueDepth, m.watchLag,
-		m.stalled, m.acquired, m.staleClusters,
+		m.stalled, m.acquired, m.staleClusters, m.nameConflict,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.initLabels()
 	return m

@@ -260,18 +260,28 @@ func (p *Process) heartbeat(ctx context.Context) {
 	settings, tenancy := p.cfg.Loop.Cluster, p.cfg.Loop.Tenancy
 	opts := status.HeartbeatOptions{
 		Heartbeat: status.Heartbeat{Cluster: p.cfg.cluster(), Labels: p.cfg.Loop.ClusterLabels,
-			Controller: p.cfg.Holder, Settings: &settings, Tenancy: &tenancy},
+			Controller: p.cfg.Holder, Settings: &settings, Tenancy: &tenancy, ClusterID: clusterID(p.kube)},
 		Interval: p.cfg.HeartbeatTTL / 3, TTL: p.cfg.HeartbeatTTL,
 		OnError: func(err error) { zerolog.Ctx(ctx).Warn().Err(err).Msg("heartbeat failed") },
 	}
-	if cs, err := kubernetes.NewForConfig(p.kube); err == nil {
-		probe := &kedaProbe{kube: cs, selector: p.cfg.KEDAOperatorSelector}
-		opts.Refresh = func(ctx context.Context, hb *status.Heartbeat) {
-			rctx, cancel := context.WithTimeout(ctx, opts.Interval/2)
-			defer cancel()
-			probe.refresh(rctx, hb)
-			p.reportAccounts(hb)
+	conflicts := &nameConflicts{statuses: p.statuses, metrics: p.metrics}
+	if hub := p.cfg.HubDomain; hub != "" {
+		conflicts.hub = func(ctx context.Context, own status.Heartbeat) (string, error) {
+			return status.HubNameConflict(ctx, p.conn, status.DefaultHeartbeatBucket, hub, own)
 		}
+	}
+	var probe *kedaProbe
+	if cs, err := kubernetes.NewForConfig(p.kube); err == nil {
+		probe = &kedaProbe{kube: cs, selector: p.cfg.KEDAOperatorSelector}
+	}
+	opts.Refresh = func(ctx context.Context, hb *status.Heartbeat) {
+		rctx, cancel := context.WithTimeout(ctx, opts.Interval/2)
+		defer cancel()
+		if probe != nil {
+			probe.refresh(rctx, hb)
+		}
+		p.reportAccounts(hb)
+		conflicts.refresh(rctx, hb)
 	}
 	err := p.statuses.RunHeartbeat(ctx, opts)
 	if err != nil && ctx.Err() == nil {

@@ -113,6 +113,8 @@ says which), BEHIND those reported for an older revision than the latest
 published. HUB, at a fleet hub,
 shows the cluster's JetStream domain, how many of its status messages the hub
 has yet to copy, and how long ago the hub last heard from it.
+A cluster whose controller found another Kubernetes cluster using its name
+(on the same NATS, or at the fleet hub) gets a warning after the table.
 -o json and -o yaml print a ClusterList (see docs/cli.md).`,
 		Example: `  tinyctl clusters
   tinyctl clusters -o json`,
@@ -148,7 +150,7 @@ func clustersRun(ctx context.Context, o *options, output, statusBucket string) e
 	if err != nil {
 		return err
 	}
-	rows := client.ClusterRows(snap, beats, members, o.now())
+	rows := client.ClusterRows(snap, beats, members, s.Now())
 	switch form {
 	case cli.FormatJSON, cli.FormatYAML:
 		return writeStructured(o, form, statusview.NewClusterList(rows))
@@ -157,7 +159,15 @@ func clustersRun(ctx context.Context, o *options, output, statusBucket string) e
 		fmt.Fprintln(o.errOut, "No cluster reports: no controller has written a heartbeat or a status record.")
 		return nil
 	}
-	return statusview.WriteClusterTable(o.out, o.style(), rows, o.now())
+	if err := statusview.WriteClusterTable(o.out, o.style(), rows, s.Now()); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if r.Conflict != "" {
+			o.warn("cluster " + r.Name + ": " + r.Conflict)
+		}
+	}
+	return nil
 }
 
 // clusterArg refuses a cluster or domain name that is not one NATS subject
