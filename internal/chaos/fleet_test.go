@@ -92,6 +92,7 @@ func TestChaosFleet(t *testing.T) {
 		{"member left and rejoined", (*fleetRig).leaveAndRejoin},
 		{"member restarted without its labels", (*fleetRig).relabel},
 		{"member renamed", (*fleetRig).rename},
+		{"second cluster under a member's name", (*fleetRig).duplicateName},
 	}
 	for cycle := range cycleCount(1, 3) {
 		if cycle > 0 && outOfTime(r.begin) {
@@ -449,6 +450,57 @@ func (r *fleetRig) restartAs(m *member, as, labels, fault string) {
 	r.kill(m)
 	m.as, m.labels = m.name, fleetLabels
 	r.startServe(m)
+}
+
+// duplicateName starts a second Kubernetes cluster (its own API server,
+// and its own NATS as a leaf of the hub) whose controller runs under m's
+// name, as an install with copied values would, while the driver writes:
+// its fleet join must be refused, its controller must report the conflict
+// (tinyctl_cluster_name_conflict 1, the fault's positive control), and m
+// must report none and keep converging (checked after the fault).
+func (r *fleetRig) duplicateName(m *member) {
+	t := r.t
+	r.hold(time.Second)
+	domain := m.name + "-dup"
+	link := testenv.StartProxy(t, fmt.Sprintf("127.0.0.1:%d", r.hubCfg.LeafnodePort))
+	nc, err := bus.StartEmbedded(testenv.Ctx(t, 20*time.Second), bus.EmbeddedConfig{ServerName: domain, JetStreamDomain: domain,
+		Port: -1, StoreDir: t.TempDir(),
+		LeafRemotes: []bus.LeafRemote{{URLs: []string{"nats-leaf://" + link.Addr()}, LocalOnly: fleet.LocalOnly(fleet.Buckets{})}}})
+	testenv.Must(t, err)
+	defer func() { _ = nc.Shutdown(context.Background()) }()
+	kube, err := testenv.StartKube(localkube.Options{})
+	testenv.Must(t, err)
+	defer kube.Stop()
+	_, err = kube.Clientset(t).CoreV1().Namespaces().Create(r.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fleetNS}}, metav1.CreateOptions{})
+	testenv.Must(t, err)
+
+	cmd := exec.Command(tinyctl, "fleet", "join", m.name, "--domain", domain, "--nats-url", r.hub.ClientURL(), "--nats-context", "")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	refused := err != nil && strings.Contains(string(out), "two clusters cannot share a name")
+	if !refused {
+		t.Errorf("fleet join %s from domain %s: %v\n%s\nwant it refused", m.name, domain, err, out)
+	}
+	dup := testenv.Serve(t, tinyctl, "--nats-url", nc.ClientURL(), "--kubeconfig", kube.Kubeconfig, "--cluster-name", m.name,
+		"--cluster-labels", fleetLabels, "--hub-domain", "hub", "--namespaces", fleetNS, "--lease-ttl", leaseTTL.String(),
+		"--heartbeat-ttl", "3s", "--recheck", "1s", "--log-format", "json", "--stream-max-bytes", "262144")
+	defer func() {
+		_ = dup.Cmd.Process.Kill()
+		<-dup.Exited()
+	}()
+	dup.WaitReady(t, "leader", 60*time.Second)
+	conflict := func(p *testenv.ServeProcess, want string) error {
+		_, body, err := testenv.HTTPGet(p.MetricsAddr, "/metrics")
+		if err == nil && !strings.Contains(body, "\ntinyctl_cluster_name_conflict "+want+"\n") {
+			err = fmt.Errorf("tinyctl_cluster_name_conflict is not %s", want)
+		}
+		return err
+	}
+	testenv.EventuallyEvery(t, 30*time.Second, pollEvery, func() error { return conflict(dup, "1") })
+	if err := conflict(m.serve, "0"); err != nil {
+		t.Errorf("%s, whose name a second cluster took, reports: %v", m.name, err)
+	}
+	r.land("second cluster under a member's name", refused && conflict(dup, "1") == nil, "the join was not refused or the conflict not reported")
 }
 
 // held counts the status records of cluster in m's bucket that report a
