@@ -165,9 +165,10 @@ func (p *Process) connect(ctx context.Context) (stop func(), err error) {
 		natsCfg.Token = p.cfg.Embedded.Token
 		log.Info().Str("url", embedded.ClientURL()).Msg("embedded NATS server started")
 	}
-	if natsCfg.Name == "" {
-		natsCfg.Name = "tinyctl-serve/" + p.cfg.Holder
-	}
+	// The connection names the process (the CLI's default name is
+	// "tinyctl"): nats-server's connz and logs then say which controller
+	// a connection is.
+	natsCfg.Name = "tinyctl-serve/" + p.cfg.Holder
 	// Nothing is buffered while disconnected: a request made then fails at
 	// once instead of waiting in the client and being sent on reconnect,
 	// when the caller (a fenced write whose lease may be gone) has long
@@ -264,6 +265,8 @@ func (p *Process) heartbeat(ctx context.Context) {
 		Interval: p.cfg.HeartbeatTTL / 3, TTL: p.cfg.HeartbeatTTL,
 		OnError: func(err error) { zerolog.Ctx(ctx).Warn().Err(err).Msg("heartbeat failed") },
 	}
+	watchdog := newServerWatchdog(p.conn.NATS(), p.cfg.LeaseTTL)
+	opts.OnBeat = func(err error) { watchdog.beat(ctx, err) }
 	conflicts := &nameConflicts{statuses: p.statuses, metrics: p.metrics}
 	if hub := p.cfg.HubDomain; hub != "" {
 		conflicts.hub = func(ctx context.Context, own status.Heartbeat) (string, error) {

@@ -197,6 +197,9 @@ type HeartbeatOptions struct {
 	TTL      time.Duration
 	// OnError, if set, receives each failed beat; beating goes on.
 	OnError func(error)
+	// OnBeat, if set, is called after every beat with its error (nil when
+	// the beat was stored), while ctx is not done.
+	OnBeat func(error)
 	// Refresh, if set, is called before each beat to update what changes
 	// between beats (KEDA); it must return within the interval.
 	Refresh func(ctx context.Context, hb *Heartbeat)
@@ -224,6 +227,9 @@ func (s *Store) RunHeartbeat(ctx context.Context, opts HeartbeatOptions) error {
 		_, err := s.Beat(ctx, opts.Heartbeat, opts.TTL)
 		if err != nil && ctx.Err() == nil && opts.OnError != nil {
 			opts.OnError(err)
+		}
+		if ctx.Err() == nil && opts.OnBeat != nil {
+			opts.OnBeat(err)
 		}
 		select {
 		case <-ctx.Done():

@@ -2,11 +2,14 @@
 // processes for tests: each node has its own configuration file, client,
 // route and monitoring ports on loopback and a store directory that
 // survives a restart, so a test can SIGKILL a node and bring it back the
-// way a crashed pod comes back with its volume. The server binary is built
-// from the module's own nats-server/v2 dependency (BuildServer).
+// way a crashed pod comes back with its volume. Every route runs through a
+// proxy of its own, so a test can also cut a node off from the others (a
+// network partition) and heal it. The server binary is built from the
+// module's own nats-server/v2 dependency (BuildServer).
 package natscluster
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -49,6 +52,8 @@ func Build(dir string) (string, error) {
 // every one.
 type Cluster struct {
 	Nodes []*Node
+	// links[i][j] carries the routes node i dials to node j.
+	links [][]*testenv.Proxy
 }
 
 // Node is one server of a Cluster. Its ports and store stay the same
@@ -73,13 +78,20 @@ func Start(tb testing.TB, bin string, n int) *Cluster {
 	tb.Helper()
 	dir := tb.TempDir()
 	c := &Cluster{}
-	routes := make([]string, n)
 	clusterAddrs := make([]string, n)
 	for i := range n {
 		clusterAddrs[i] = testenv.FreeAddr(tb)
-		routes[i] = "nats-route://" + clusterAddrs[i]
 	}
+	c.links = make([][]*testenv.Proxy, n)
 	for i := range n {
+		c.links[i] = make([]*testenv.Proxy, n)
+		var routes []string
+		for j := range n {
+			if j != i {
+				c.links[i][j] = testenv.StartProxy(tb, clusterAddrs[j])
+				routes = append(routes, "nats-route://"+c.links[i][j].Addr())
+			}
+		}
 		nd := &Node{Name: fmt.Sprintf("n%d", i), bin: bin, out: &testenv.SyncBuffer{},
 			MonitorAddr: testenv.FreeAddr(tb)}
 		client := testenv.FreeAddr(tb)
@@ -119,11 +131,77 @@ jetstream {
 cluster {
   name: %s
   listen: %s
+  # Routes only through the proxies: a node advertises no address of its
+  # own that another could dial around them (gossiped and pooled routes
+  # would bypass a partition).
+  advertise: "127.0.0.1:1"
   routes: [
     %s
   ]
 }
 `, name, client, monitor, store, Name, cluster, strings.Join(routes, "\n    "))
+}
+
+// Isolate cuts node i off from every other node (each route in both
+// directions closed, new ones refused) until Heal: a network partition
+// with i alone on one side. Clients still reach every node. It returns how
+// many route connections it closed.
+func (c *Cluster) Isolate(i int) int {
+	closed := 0
+	for j := range c.Nodes {
+		if j != i {
+			closed += c.links[i][j].Cut() + c.links[j][i].Cut()
+		}
+	}
+	return closed
+}
+
+// Heal ends Isolate(i).
+func (c *Cluster) Heal(i int) {
+	for j := range c.Nodes {
+		if j != i {
+			c.links[i][j].Restore()
+			c.links[j][i].Restore()
+		}
+	}
+}
+
+// Routes returns how many routes the node has open (its /routez), so a
+// test can confirm a partition landed.
+func (nd *Node) Routes() (int, error) {
+	code, body, err := testenv.HTTPGet(nd.MonitorAddr, "/routez")
+	if err != nil || code != 200 {
+		return 0, fmt.Errorf("%s /routez = %d: %v", nd.Name, code, err)
+	}
+	var rz struct {
+		NumRoutes int `json:"num_routes"`
+	}
+	if err := json.Unmarshal([]byte(body), &rz); err != nil {
+		return 0, fmt.Errorf("%s /routez: %w", nd.Name, err)
+	}
+	return rz.NumRoutes, nil
+}
+
+// Clients returns the names of the client connections the node holds
+// (its /connz), so a test can tell which node a process is connected to.
+func (nd *Node) Clients() ([]string, error) {
+	code, body, err := testenv.HTTPGet(nd.MonitorAddr, "/connz?limit=1024")
+	if err != nil || code != 200 {
+		return nil, fmt.Errorf("%s /connz = %d: %v", nd.Name, code, err)
+	}
+	var cz struct {
+		Connections []struct {
+			Name string `json:"name"`
+		} `json:"connections"`
+	}
+	if err := json.Unmarshal([]byte(body), &cz); err != nil {
+		return nil, fmt.Errorf("%s /connz: %w", nd.Name, err)
+	}
+	names := make([]string, len(cz.Connections))
+	for i, c := range cz.Connections {
+		names[i] = c.Name
+	}
+	return names, nil
 }
 
 // URLs are the client URLs of every node.

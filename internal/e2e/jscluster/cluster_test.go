@@ -47,7 +47,9 @@ type killRecord struct {
 // TestComponentsConvergeWhileJetStreamNodesAreKilled runs tinyctl on a
 // 3-node JetStream cluster with --replicas 3 and, while components are put
 // and deleted at random and jobs are published to three of them, SIGKILLs
-// one node after another and restarts it, then all three at once. At the end every key must show
+// one node after another and restarts it, then all three at once, then
+// cuts one node off from the others (a follower of the spec bucket, then
+// its leader) for longer than the lease TTL and heals it. At the end every key must show
 // its last acknowledged revision in its Deployment and status record, no
 // deleted component may have come back, a leader must be ready, and every
 // acknowledged job must be in its stream.
@@ -97,7 +99,7 @@ func TestComponentsConvergeWhileJetStreamNodesAreKilled(t *testing.T) {
 	}()
 
 	start := time.Now()
-	records := faults(t, nc, specStore, statuses, led, ns)
+	records := faults(t, nc, ctrls, specStore, statuses, led, ns)
 	stopLoad()
 	<-churnDone
 	jr := <-jobsDone
@@ -116,11 +118,11 @@ func TestComponentsConvergeWhileJetStreamNodesAreKilled(t *testing.T) {
 	if n := resurrected(); n != 0 {
 		t.Errorf("%d deleted components came back", n)
 	}
-	t.Logf("run %s: %d kills, %d puts and %d deletes acknowledged, %d writes failed (retried as new writes), %d jobs acknowledged; lost 0, resurrected %d; converged %s after the load stopped; lease acquisitions %v",
+	t.Logf("run %s: %d faults, %d puts and %d deletes acknowledged, %d writes failed (retried as new writes), %d jobs acknowledged; lost 0, resurrected %d; converged %s after the load stopped; lease acquisitions %v",
 		run.Round(time.Second), len(records), puts, dels, failed, sum(jr.sent), resurrected(),
 		convergeTime.Round(10*time.Millisecond), leaseAcquisitions(t, ctrls))
 	for i, r := range records {
-		t.Logf("kill %d: node %s; a put made right after the kill acknowledged in %s, Ready in %s; healthy %s after (re)start",
+		t.Logf("fault %d: node %s; a put made right after the fault acknowledged in %s, Ready in %s; healthy %s after the restart or heal",
 			i+1, r.node, r.acked.Round(10*time.Millisecond), r.probe.Round(10*time.Millisecond), r.healthy.Round(10*time.Millisecond))
 	}
 }
@@ -133,9 +135,10 @@ func startServe(t *testing.T, nc *natscluster.Cluster, ns, holder string) *teste
 		"--lease-ttl", "10s", "--heartbeat-ttl", "5s", "--recheck", "2s", "--log-format", "json")
 }
 
-// faults kills and restarts the nodes of nc on the schedule above. After
-// each kill it puts component "probe" and times its reconcile.
-func faults(t *testing.T, nc *natscluster.Cluster, s *specs.Store, st *status.Store, led *ledger, ns string) []killRecord {
+// faults kills and restarts the nodes of nc on the schedule above, then
+// partitions the cluster twice. After each fault it puts component
+// "probe" and times its reconcile.
+func faults(t *testing.T, nc *natscluster.Cluster, ctrls []*testenv.ServeProcess, s *specs.Store, st *status.Store, led *ledger, ns string) []killRecord {
 	t.Helper()
 	var records []killRecord
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -166,7 +169,8 @@ func faults(t *testing.T, nc *natscluster.Cluster, s *specs.Store, st *status.St
 		last = time.Now()
 		records = append(records, rec)
 	}
-	return append(records, killAll(t, nc, s, st, led, ns))
+	records = append(records, killAll(t, nc, s, st, led, ns))
+	return append(records, partition(t, nc, ctrls, st, led, ns, controllerServer, 3000), partition(t, nc, ctrls, st, led, ns, specLeader, 3001))
 }
 
 // killAll SIGKILLs every node at once (a power cut), starts them all
