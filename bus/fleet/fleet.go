@@ -74,7 +74,11 @@ func Join(ctx context.Context, c *bus.Conn, b Buckets, cluster, domain string) e
 	if err := checkName(cluster, domain); err != nil {
 		return err
 	}
-	domain = cmp.Or(domain, cluster)
+	return locked(ctx, c, b, func() error { return join(ctx, c, b, cluster, cmp.Or(domain, cluster)) })
+}
+
+// join is Join, under the membership lock.
+func join(ctx context.Context, c *bus.Conn, b Buckets, cluster, domain string) error {
 	members, err := Members(ctx, c, b)
 	if err != nil && !errors.Is(err, bus.ErrNotFound) {
 		return err
@@ -146,6 +150,11 @@ func Leave(ctx context.Context, c *bus.Conn, b Buckets, cluster string) error {
 	if err := checkName(cluster, ""); err != nil {
 		return err
 	}
+	return locked(ctx, c, b, func() error { return leave(ctx, c, b, cluster) })
+}
+
+// leave is Leave, under the membership lock.
+func leave(ctx context.Context, c *bus.Conn, b Buckets, cluster string) error {
 	members, err := Members(ctx, c, b)
 	if err != nil {
 		return err
@@ -191,10 +200,10 @@ func Members(ctx context.Context, c *bus.Conn, b Buckets) ([]Member, error) {
 }
 
 // update rewrites the sources of bucket's stream with edit until done
-// reports the stream's sources as edited. JetStream has no compare-and-set
-// for a stream's configuration, so two joins at once may each write what
-// it read, the later one dropping the other's source; reading back after
-// writing finds that, and the loser writes again.
+// reports the stream's sources as edited. Callers hold the membership lock
+// (lock.go); the read back after the write still catches a writer that
+// does not take it (an older tinyctl, or `nats stream edit`), and the
+// loser writes again.
 func update(ctx context.Context, c *bus.Conn, bucket string, edit func([]*jetstream.StreamSource) []*jetstream.StreamSource,
 	done func([]*jetstream.StreamSource) bool) error {
 	js := c.JetStream()
@@ -235,9 +244,8 @@ func update(ctx context.Context, c *bus.Conn, bucket string, edit func([]*jetstr
 			return bus.Classify("fleet: update bucket "+bucket, err)
 		}
 		// A pause well above a read-to-write round trip lets a concurrent
-		// writer that read before this write land first, so the read back
-		// sees it. It narrows the race to writers slower than two pauses;
-		// it does not close it (that would need a lock beside the stream).
+		// writer outside the lock that read before this write land first,
+		// so the read back sees it.
 		if !pause(ctx) {
 			return ctx.Err()
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/fleet"
 	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/bus/lease"
 	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/internal/natstest"
@@ -153,8 +154,8 @@ func hubMessages(t *testing.T, c *bus.Conn) uint64 {
 
 // TestConcurrentJoinsKeepEveryMember: twelve clusters joining at once all
 // end up members (each join reads the stream's sources, adds its own and
-// writes them back; without reading back, the last writer dropped the
-// others).
+// writes them back, holding the membership lock; without it the last
+// writer dropped the others).
 func TestConcurrentJoinsKeepEveryMember(t *testing.T) {
 	ctx := testenv.Ctx(t, 60*time.Second)
 	hub := start(t, bus.EmbeddedConfig{ServerName: "hub", JetStreamDomain: "hub", LeafnodePort: -1})
@@ -173,5 +174,34 @@ func TestConcurrentJoinsKeepEveryMember(t *testing.T) {
 	testenv.Must(t, err)
 	if len(members) != n {
 		t.Fatalf("%d members after %d joins at once: %+v", len(members), n, members)
+	}
+}
+
+// TestAJoinWaitsForTheMembershipLock: while another process holds the
+// membership lock, a join changes nothing and gives up when its context
+// ends; once the lock is released it goes through.
+func TestAJoinWaitsForTheMembershipLock(t *testing.T) {
+	ctx := testenv.Ctx(t, 30*time.Second)
+	hub := start(t, bus.EmbeddedConfig{ServerName: "hub", JetStreamDomain: "hub", LeafnodePort: -1})
+	hc := connect(t, hub)
+	_, err := status.Open(ctx, hc, status.Config{}, kv.Ensure)
+	testenv.Must(t, err)
+	leases, err := lease.Open(ctx, hc, lease.Config{})
+	testenv.Must(t, err)
+	held, err := leases.Acquire(ctx, "fleet."+status.DefaultBucket, "another-join", lease.Options{TTL: 10 * time.Second})
+	testenv.Must(t, err)
+
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := fleet.Join(short, hc, fleet.Buckets{}, "east", ""); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("join while the lock is held: %v, want it to wait until its context ends", err)
+	}
+	if members, err := fleet.Members(ctx, hc, fleet.Buckets{}); err != nil || len(members) != 0 {
+		t.Fatalf("members after a join that waited for the lock: %+v (%v), want none", members, err)
+	}
+	testenv.Must(t, held.Release(ctx))
+	testenv.Must(t, fleet.Join(ctx, hc, fleet.Buckets{}, "east", ""))
+	if members, err := fleet.Members(ctx, hc, fleet.Buckets{}); err != nil || len(members) != 1 {
+		t.Fatalf("members after the lock was released: %+v (%v), want east", members, err)
 	}
 }

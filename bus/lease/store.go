@@ -61,6 +61,10 @@ type Config struct {
 	// Clock times renewals and fencing deadlines (default the real clock;
 	// tests inject a fake one).
 	Clock clock.WithTicker
+	// Adopt uses an existing bucket whatever its replicas and storage (a
+	// tool taking a short lock where a controller made the bucket); a
+	// missing one is created with the settings above.
+	Adopt bool
 }
 
 // Options tune one lease. Zero fields take defaults.
@@ -110,12 +114,17 @@ type Store struct {
 }
 
 // Open binds to the lease bucket, creating it if it does not exist. A
-// bucket with other settings returns a *kv.BucketConfigError.
+// bucket with other settings returns a *kv.BucketConfigError, unless
+// cfg.Adopt.
 func Open(ctx context.Context, c *bus.Conn, cfg Config) (*Store, error) {
+	mode := kv.Ensure
+	if cfg.Adopt {
+		mode = kv.Adopt
+	}
 	b, err := kv.Open(ctx, c, kv.Config{
 		Bucket: cmp.Or(cfg.Bucket, DefaultBucket), Replicas: cfg.Replicas, Storage: cfg.Storage,
 		LimitMarkerTTL: markerTTL,
-	}, kv.Ensure)
+	}, mode)
 	if err != nil {
 		return nil, err
 	}
