@@ -14,7 +14,8 @@ import (
 
 // Apply makes the live object match obj. It skips the write when the live
 // object already carries obj's content hash and no other field manager
-// owns its fields; otherwise it server-side applies with force. With
+// owns a field obj sets; otherwise it server-side applies with force
+// (Result.TakenFrom names the managers whose fields it takes back). With
 // Owned, an object that exists without the owner's label is left alone
 // and reported as ErrNotOwned. Errors name the object:
 // "Deployment/ns/name apply failed: ...".
@@ -37,11 +38,13 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 	case !cfg.owns(live):
 		res.Action = action.Skipped
 		return res, fmt.Errorf("%s apply refused: %w", res.Ref(), notOwned(live, cfg))
-	case m.upToDate(live, obj):
-		res.Action = action.Unchanged
-		return res, nil
 	default:
-		res.Action = action.Configured
+		same, others := m.upToDate(live, obj)
+		if same {
+			res.Action = action.Unchanged
+			return res, nil
+		}
+		res.Action, res.TakenFrom = action.Configured, others
 	}
 	if err := expired(ctx); err != nil {
 		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)

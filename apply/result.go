@@ -12,6 +12,9 @@ type Result struct {
 	Namespace string        `json:"namespace,omitempty"`
 	Name      string        `json:"name"`
 	Action    action.Action `json:"action"`
+	// TakenFrom names the other field managers that owned fields this
+	// apply set (an edit it reverted); empty for a change of tinyctl's own.
+	TakenFrom []string `json:"takenFrom,omitempty"`
 }
 
 // Wrote reports whether the result involved a write to the API server.

@@ -6,30 +6,21 @@ import (
 )
 
 // upToDate decides whether applying desired would change nothing: the live
-// object carries the same content hash and no other manager has written
-// fields of the main resource since (an edit by kubectl or another
-// controller moves field ownership away from tinyctl, so re-applying with
-// force reverts it). Status writes never count; scale writes count only when
-// tinyctl owns spec.replicas.
-func (m *Manager) upToDate(live *metav1.PartialObjectMetadata, desired *unstructured.Unstructured) bool {
+// object carries the same content hash and no other manager owns a field
+// desired sets (an edit by kubectl or another controller of such a field
+// moves its ownership away from tinyctl, so re-applying with force reverts
+// it). Managers owning only other fields (labels or annotations added by
+// others, the Deployment controller's revision annotation, a restart
+// stamp) do not count; see fields.go. It returns the managers that own
+// fields desired sets, when the hash matches: the apply takes them back.
+func (m *Manager) upToDate(live *metav1.PartialObjectMetadata, desired *unstructured.Unstructured) (bool, []string) {
 	want := desired.GetAnnotations()[m.hashAnnotation]
 	if want == "" || live.GetAnnotations()[m.hashAnnotation] != want {
-		return false
+		return false, nil
 	}
-	_, ownsReplicas, _ := unstructured.NestedFieldNoCopy(desired.Object, "spec", "replicas")
-	for _, mf := range live.GetManagedFields() {
-		if mf.Manager == FieldManager {
-			continue
-		}
-		switch mf.Subresource {
-		case "status":
-			continue
-		case "scale":
-			if !ownsReplicas {
-				continue
-			}
-		}
-		return false
+	managers, known := contested(live, desired)
+	if !known {
+		return false, []string{"(unknown: field ownership could not be read)"}
 	}
-	return true
+	return len(managers) == 0, managers
 }

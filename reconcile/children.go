@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/render"
 	"github.com/tinyctl/tinyctl/workload"
 )
@@ -205,13 +206,16 @@ func (c *children) newInformer(gvr schema.GroupVersionResource, ns string) cache
 }
 
 // dropFieldSets empties the field sets of a cached child's managedFields
-// before it is stored: the loop needs only who manages a child and for which
-// subresource (apply's up-to-date check), and the sets describe every field
-// a manager wrote, so they outweigh the rest of a child's metadata.
+// that apply's up-to-date check never reads before it is stored: tinyctl's
+// own (every field it sets: it outweighs the rest of a child's metadata)
+// and the status subresource's. Other managers' sets stay, usually a label
+// or an annotation: the check intersects them with the fields tinyctl sets.
 func dropFieldSets(obj any) (any, error) {
 	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		for i := range m.ManagedFields {
-			m.ManagedFields[i].FieldsV1 = nil
+		for i, mf := range m.ManagedFields {
+			if mf.Manager == apply.FieldManager || mf.Subresource == "status" {
+				m.ManagedFields[i].FieldsV1 = nil
+			}
 		}
 	}
 	return obj, nil

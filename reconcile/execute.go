@@ -375,7 +375,11 @@ func (c *Controller) observe(ctx context.Context, res apply.Result, err error) {
 	}
 	c.obs.Applied(res)
 	if res.Wrote() {
-		zerolog.Ctx(ctx).Info().Str("object", res.Ref()).Str("action", string(res.Action)).Msg("applied")
+		ev := zerolog.Ctx(ctx).Info().Str("object", res.Ref()).Str("action", string(res.Action))
+		if len(res.TakenFrom) > 0 {
+			ev = ev.Strs("takenFrom", res.TakenFrom) // another manager had changed fields tinyctl sets
+		}
+		ev.Msg("applied")
 	}
 }
 
