@@ -43,41 +43,94 @@ func modulePackages(t *testing.T) []*packages.Package {
 	return loaded
 }
 
-// writeVerbs are the client-go methods that change a cluster.
-var writeVerbs = []string{"Create", "Update", "UpdateStatus", "Patch", "Apply", "ApplyStatus", "Delete", "DeleteCollection"}
+// writeVerbs are the client-go methods that change a cluster: the typed
+// and dynamic clients' verbs, a RESTClient's POST and PUT requests, and
+// evictions.
+var writeVerbs = []string{"Create", "Update", "UpdateStatus", "Patch", "Apply", "ApplyStatus", "Delete", "DeleteCollection",
+	"Post", "Put", "Evict", "EvictV1", "EvictV1beta1"}
 
-func TestOnlyApplyCallsKubernetesWriteVerbs(t *testing.T) {
-	var found []string
+// calls returns, per package path, where the functions match selects are
+// called ("file:line: function").
+func calls(t *testing.T, match func(*types.Func) bool) map[string][]string {
+	found := map[string][]string{}
 	for _, p := range modulePackages(t) {
-		if p.PkgPath == module+"/apply" {
-			continue
-		}
 		for _, f := range p.Syntax {
 			ast.Inspect(f, func(n ast.Node) bool {
 				call, ok := n.(*ast.CallExpr)
 				if !ok {
 					return true
 				}
-				sel, ok := call.Fun.(*ast.SelectorExpr)
-				if !ok || !slices.Contains(writeVerbs, sel.Sel.Name) {
+				var id *ast.Ident
+				switch fun := call.Fun.(type) {
+				case *ast.SelectorExpr:
+					id = fun.Sel
+				case *ast.Ident:
+					id = fun
+				default:
 					return true
 				}
-				if fn, ok := p.TypesInfo.Uses[sel.Sel].(*types.Func); ok && isClientGo(fn) {
-					found = append(found, p.Fset.Position(call.Pos()).String()+": "+fn.FullName())
+				if fn, ok := p.TypesInfo.Uses[id].(*types.Func); ok && match(fn) {
+					found[p.PkgPath] = append(found[p.PkgPath], p.Fset.Position(call.Pos()).String()+": "+fn.FullName())
 				}
 				return true
 			})
 		}
 	}
-	if len(found) > 0 {
-		t.Fatalf("Kubernetes writes outside package apply (route them through apply.Manager):\n%s", strings.Join(found, "\n"))
+	return found
+}
+
+// onlyIn fails when a package other than owner makes one of found's calls,
+// and when owner makes none (the check would match nothing).
+func onlyIn(t *testing.T, found map[string][]string, owner, what string) {
+	t.Helper()
+	if len(found[module+"/"+owner]) == 0 {
+		t.Errorf("package %s makes no %s: the check recognises nothing", owner, what)
 	}
+	var outside []string
+	for pkg, at := range found {
+		if pkg != module+"/"+owner {
+			outside = append(outside, at...)
+		}
+	}
+	slices.Sort(outside)
+	if len(outside) > 0 {
+		t.Errorf("%s outside package %s:\n%s", what, owner, strings.Join(outside, "\n"))
+	}
+}
+
+func TestOnlyApplyCallsKubernetesWriteVerbs(t *testing.T) {
+	found := calls(t, func(fn *types.Func) bool { return slices.Contains(writeVerbs, fn.Name()) && isClientGo(fn) })
+	onlyIn(t, found, "apply", "Kubernetes writes (route them through apply.Manager)")
 }
 
 // isClientGo reports whether fn is a method declared in client-go.
 func isClientGo(fn *types.Func) bool {
 	sig, ok := fn.Type().(*types.Signature)
 	return ok && sig.Recv() != nil && fn.Pkg() != nil && strings.HasPrefix(fn.Pkg().Path(), "k8s.io/client-go/")
+}
+
+// TestOnlyProvisionWritesHelmReleases: installing, upgrading, rolling
+// back or uninstalling a Helm release happens in package provision only.
+func TestOnlyProvisionWritesHelmReleases(t *testing.T) {
+	found := calls(t, isHelmWrite)
+	onlyIn(t, found, "provision", "Helm release writes")
+}
+
+// isHelmWrite reports whether fn changes a Helm release: go-helm-client's
+// install, upgrade, rollback and uninstall methods, and Helm's own actions
+// that do.
+func isHelmWrite(fn *types.Func) bool {
+	if fn.Pkg() == nil {
+		return false
+	}
+	path, name := fn.Pkg().Path(), fn.Name()
+	switch {
+	case strings.HasPrefix(path, "github.com/mittwald/go-helm-client"):
+		return slices.ContainsFunc([]string{"Install", "Upgrade", "Rollback", "Uninstall"}, func(p string) bool { return strings.HasPrefix(name, p) })
+	case strings.HasPrefix(path, "helm.sh/helm/"):
+		return slices.Contains([]string{"NewInstall", "NewUpgrade", "NewRollback", "NewUninstall"}, name)
+	}
+	return false
 }
 
 // forbidden lists, per package (prefix), the module packages it must not
