@@ -70,11 +70,13 @@ func (b *Bucket) Origin(ctx context.Context, keys bool) (Origin, error) {
 	return readOrigin(ctx, b.c, b.name, b.cfg.MirrorDomain, keys)
 }
 
-func readOrigin(ctx context.Context, c *bus.Conn, bucket, domain string, keys bool) (Origin, error) {
+// InDomain calls read with the stream of bucket in JetStream domain
+// domain (a fleet hub's), bound through that domain's API: permission
+// violations on it are guarded, and the stream's info is read once.
+func InDomain(ctx context.Context, c *bus.Conn, bucket, domain string, read func(context.Context, jetstream.Stream) error) error {
 	stream := "KV_" + bucket
-	var o Origin
 	api := "$JS." + domain + ".API.*.*." + stream
-	err := c.Guarded(ctx, []string{api, api + ".>"}, func(ctx context.Context) error {
+	return c.Guarded(ctx, []string{api, api + ".>"}, func(ctx context.Context) error {
 		js, err := jetstream.NewWithDomain(c.NATS(), domain)
 		if err != nil {
 			return err
@@ -83,6 +85,13 @@ func readOrigin(ctx context.Context, c *bus.Conn, bucket, domain string, keys bo
 		if err != nil {
 			return err
 		}
+		return read(ctx, s)
+	})
+}
+
+func readOrigin(ctx context.Context, c *bus.Conn, bucket, domain string, keys bool) (Origin, error) {
+	var o Origin
+	err := InDomain(ctx, c, bucket, domain, func(ctx context.Context, s jetstream.Stream) (err error) {
 		info := s.CachedInfo()
 		if keys {
 			if info, err = s.Info(ctx, jetstream.WithSubjectFilter("$KV."+bucket+".>")); err != nil {

@@ -53,19 +53,9 @@ func (s *Store) NameConflict(ctx context.Context, own Heartbeat) (string, error)
 // same domain) finds it here. A hub without the bucket or the key is no
 // conflict.
 func HubNameConflict(ctx context.Context, c *bus.Conn, bucket, domain string, own Heartbeat) (string, error) {
-	stream := "KV_" + bucket
-	api := "$JS." + domain + ".API.*.*." + stream
 	var hb *HeartbeatRecord
 	var now time.Time
-	err := c.Guarded(ctx, []string{api, api + ".>"}, func(ctx context.Context) error {
-		js, err := jetstream.NewWithDomain(c.NATS(), domain)
-		if err != nil {
-			return err
-		}
-		s, err := js.Stream(ctx, stream)
-		if err != nil {
-			return err
-		}
+	err := kv.InDomain(ctx, c, bucket, domain, func(ctx context.Context, s jetstream.Stream) error {
 		now = s.CachedInfo().TimeStamp
 		m, err := s.GetLastMsgForSubject(ctx, "$KV."+bucket+"."+own.Cluster)
 		if err != nil {
