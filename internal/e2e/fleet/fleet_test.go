@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -95,15 +94,11 @@ func createNamespace(t *testing.T, cs kubernetes.Interface, name string) {
 // tinyctl runs the CLI against the hub and returns its standard output.
 func tinyctl(t *testing.T, hub *bus.Embedded, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(binary, append(args, "--nats-url", hub.ClientURL(), "--nats-context", "")...)
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, stderr, err := tinyctlAt(t, hub, args...)
 	if err != nil {
-		t.Fatalf("tinyctl %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+		t.Fatalf("tinyctl %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr)
 	}
-	return string(out)
+	return out
 }
 
 func component(t *testing.T, name, image, placement string) string {
