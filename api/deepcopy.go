@@ -82,6 +82,7 @@ func copyOverrides(overrides []Override) []Override {
 		o.MaxReplicas = clonePtr(o.MaxReplicas)
 		o.Env = slices.Clone(o.Env)
 		o.Resources = o.Resources.deepCopy()
+		o.Suspend = clonePtr(o.Suspend)
 		out[i] = o
 	}
 	return out

@@ -49,6 +49,10 @@ type Spec struct {
 	// environment or resources on the clusters each one selects.
 	Overrides []Override `json:"overrides,omitempty"`
 	Deletion  Deletion   `json:"deletion,omitzero"`
+	// Suspend stops reconciling the component (an incident, a manual
+	// fix): nothing of it is applied, reverted or pruned until it is
+	// false again; an explicit delete still removes it.
+	Suspend bool `json:"suspend,omitempty"`
 }
 
 // EnvVar is one environment variable of the worker container.
@@ -162,6 +166,8 @@ type Override struct {
 	Env []EnvVar `json:"env,omitempty"`
 	// Resources are merged into spec.resources by resource name.
 	Resources *Resources `json:"resources,omitempty"`
+	// Suspend replaces spec.suspend on the clusters selected.
+	Suspend *bool `json:"suspend,omitempty"`
 }
 
 // Stream deletion policies.

@@ -246,10 +246,9 @@ func (c *Client) Cluster(ctx context.Context, name string) (status.HeartbeatReco
 	return c.statuses.Heartbeat(ctx, name)
 }
 
-// Now is the NATS server's clock as last measured on a heartbeat read (the
-// client's own clock before one): the clock heartbeats are judged by, so
-// a machine whose clock is off does not see live clusters stale.
-func (c *Client) Now() time.Time {
+// serverNow is the NATS server's clock as last measured on a heartbeat
+// read (the client's own clock before one).
+func (c *Client) serverNow() time.Time {
 	if c.statuses == nil {
 		return c.now()
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/client/progress"
@@ -22,6 +23,11 @@ type Snapshot struct {
 	Specs []kv.Entry
 	// Statuses are every status record, each judged stale or not.
 	Statuses []status.Record
+	// Now is the NATS server's clock as measured when the statuses were
+	// read (the reader's own before a heartbeat was read): the clock
+	// heartbeats are judged by, so ages shown from it are right even when
+	// this machine's clock is off.
+	Now time.Time
 }
 
 // Selector picks the components a view shows.
@@ -147,8 +153,9 @@ func (r Row) Orphaned() bool {
 	return ok && c.Status == api.ConditionTrue
 }
 
-// Reason returns why the row is in its state: the Ready condition's reason,
-// else the Orphaned one's, or ReasonNotReconciled without a status.
+// Reason returns why the row is in its state: Suspended, else the Ready
+// condition's reason, else the Orphaned one's, or ReasonNotReconciled
+// without a status.
 func (r Row) Reason() string {
 	if r.Status == nil {
 		return ReasonNotReconciled
@@ -156,7 +163,8 @@ func (r Row) Reason() string {
 	return r.explain(func(c api.Condition) string { return c.Reason })
 }
 
-// Message returns the Ready (else Orphaned) condition's message.
+// Message returns the Ready (else Orphaned) condition's message, or the
+// Applied one's of a suspended component.
 func (r Row) Message() string {
 	if r.Status == nil {
 		return "no cluster has reported a status for this component yet"
@@ -165,6 +173,10 @@ func (r Row) Message() string {
 }
 
 func (r Row) explain(field func(api.Condition) string) string {
+	// A suspended component says so first: its Ready is what it was.
+	if c, ok := r.condition(api.ConditionApplied); ok && c.Reason == reasons.Suspended {
+		return field(c)
+	}
 	if c, ok := r.condition(api.ConditionReady); ok {
 		return field(c)
 	}

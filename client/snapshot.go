@@ -20,6 +20,7 @@ func (s *Client) Snapshot(ctx context.Context) (Snapshot, error) {
 			return Snapshot{}, fmt.Errorf("read statuses: %w", err)
 		}
 	}
+	snap.Now = s.serverNow()
 	return snap, nil
 }
 

@@ -77,7 +77,7 @@ func (s *Client) progress(ctx context.Context, targets []progress.Target, cond s
 	}
 	out := make([]progress.Progress, 0, len(targets))
 	for _, t := range targets {
-		out = append(out, progress.Of(snap.Specs, snap.Statuses, beats, t, cond, s.Now()))
+		out = append(out, progress.Of(snap.Specs, snap.Statuses, beats, t, cond, snap.Now))
 	}
 	return out, nil
 }

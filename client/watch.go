@@ -89,7 +89,7 @@ func (s *Client) refresh(ctx context.Context, view func(Snapshot) []Row, opts Wa
 		return 0, err
 	}
 	rows := view(snap)
-	return nextExpiry(rows, s.Now()), show(rows)
+	return nextExpiry(rows, snap.Now), show(rows)
 }
 
 // waitForChange blocks until a bucket changes, wait has passed (when

@@ -47,6 +47,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	case planBehind:
 		zerolog.Ctx(ctx).Warn().Str("key", key).Err(p.err).Msg("revision behind: nothing applied or deleted")
 		return c.writeStatus(ctx, heldStatus(in, p))
+	case planSuspend:
+		return c.writeStatus(ctx, suspendedStatus(in, p))
 	}
 	kids, err := c.execute(ctx, p)
 	if errors.Is(err, errSuperseded) {

@@ -73,10 +73,13 @@ const (
 	// cluster applied from the same bucket (see behind), and records why
 	// on its status, which keeps the newer revision as observed.
 	planBehind
+	// planSuspend touches nothing of a component suspended on this
+	// cluster (spec.suspend), and records that on its status.
+	planSuspend
 )
 
 func (k planKind) String() string {
-	return [...]string{"apply", "remove", "unplace", "invalid", "hold", "behind"}[k]
+	return [...]string{"apply", "remove", "unplace", "invalid", "hold", "behind", "suspend"}[k]
 }
 
 // plan is what one reconcile will do.
@@ -126,6 +129,10 @@ func decide(in input) plan {
 	comp, err := component(in.key, in.entry.value, in.policy)
 	if err != nil {
 		p.kind, p.err = planInvalid, err
+		return p
+	}
+	if suspended(comp, in.cluster.asOverrides()) {
+		p.kind, p.deleteSecret = planSuspend, "" // not even an unplace prunes
 		return p
 	}
 	if !overrides.Places(comp, in.cluster.asOverrides()) {

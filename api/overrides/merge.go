@@ -46,6 +46,9 @@ func (m *merger) merge(o api.Override, path *field.Path) {
 		m.mergeQuantities("requests", r.Requests, path.Child("resources", "requests"))
 		m.mergeQuantities("limits", r.Limits, path.Child("resources", "limits"))
 	}
+	if o.Suspend != nil && m.take("suspend", path.Child("suspend"), strconv.FormatBool(*o.Suspend)) {
+		m.spec.Suspend = *o.Suspend
+	}
 }
 
 // take records that the override at path sets the field key to value and

@@ -46,6 +46,9 @@ const (
 	// copying; a bucket restored, or that lost writes); nothing is applied
 	// or deleted until a newer revision arrives.
 	RevisionBehind = "RevisionBehind"
+	// Suspended: spec.suspend (or an override for this cluster) stops
+	// reconciling; the children are left as they are.
+	Suspended = "Suspended"
 )
 
 // Reasons of the Ready and Degraded conditions that describe the workload

@@ -38,7 +38,7 @@ func validateOverride(o api.Override, s api.Spec, path *field.Path) field.ErrorL
 	}
 	errs = append(errs, validateClusterSelection(o.Clusters, o.ClusterSelector, path)...)
 	if !setsSomething(o) {
-		errs = append(errs, field.Required(path, "set at least one of image, replicas, minReplicas, maxReplicas, env, resources"))
+		errs = append(errs, field.Required(path, "set at least one of image, replicas, minReplicas, maxReplicas, env, resources, suspend"))
 	}
 	if o.Image != "" {
 		errs = append(errs, validateImage(path.Child("image"), o.Image)...)
@@ -85,5 +85,5 @@ func validateScalingLimits(o api.Override, scaled bool, path *field.Path) field.
 func setsSomething(o api.Override) bool {
 	r := o.Resources
 	return o.Image != "" || o.Replicas != nil || o.MinReplicas != nil || o.MaxReplicas != nil || len(o.Env) > 0 ||
-		(r != nil && (len(r.Requests) > 0 || len(r.Limits) > 0))
+		(r != nil && (len(r.Requests) > 0 || len(r.Limits) > 0)) || o.Suspend != nil
 }

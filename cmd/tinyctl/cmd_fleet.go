@@ -150,7 +150,7 @@ func clustersRun(ctx context.Context, o *options, output, statusBucket string) e
 	if err != nil {
 		return err
 	}
-	rows := client.ClusterRows(snap, beats, members, s.Now())
+	rows := client.ClusterRows(snap, beats, members, snap.Now)
 	switch form {
 	case cli.FormatJSON, cli.FormatYAML:
 		return writeStructured(o, form, statusview.NewClusterList(rows))
@@ -159,7 +159,7 @@ func clustersRun(ctx context.Context, o *options, output, statusBucket string) e
 		fmt.Fprintln(o.errOut, "No cluster reports: no controller has written a heartbeat or a status record.")
 		return nil
 	}
-	if err := statusview.WriteClusterTable(o.out, o.style(), rows, s.Now()); err != nil {
+	if err := statusview.WriteClusterTable(o.out, o.style(), rows, snap.Now); err != nil {
 		return err
 	}
 	for _, r := range rows {

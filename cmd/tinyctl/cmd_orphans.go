@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -53,7 +54,11 @@ func orphansRun(ctx context.Context, o *options, output, statusBucket string, al
 		return err
 	}
 	defer closeSrc()
-	rows, err := o.readRows(ctx, src, func(snap client.Snapshot) []client.Row { return client.Orphans(snap, sel) })
+	var now time.Time
+	rows, err := o.readRows(ctx, src, func(snap client.Snapshot) []client.Row {
+		now = snap.Now
+		return client.Orphans(snap, sel)
+	})
 	if err != nil {
 		return err
 	}
@@ -65,7 +70,7 @@ func orphansRun(ctx context.Context, o *options, output, statusBucket string, al
 		fmt.Fprintf(o.errOut, "No orphans in %s.\n", o.where(sel))
 		return nil
 	}
-	if err := statusview.WriteOrphanTable(o.out, o.style(), rows, src.Now()); err != nil {
+	if err := statusview.WriteOrphanTable(o.out, o.style(), rows, now); err != nil {
 		return err
 	}
 	for _, r := range rows {

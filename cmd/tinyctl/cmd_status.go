@@ -99,7 +99,9 @@ func (f *statusFlags) run(ctx context.Context, o *options, args []string) error 
 	// The view also notes, for after each render, the clusters whose
 	// controller reports no KEDA operator under scaled components.
 	var warnings []string
+	var now time.Time // the server's clock at the snapshot shown
 	view := func(snap client.Snapshot) []client.Row {
+		now = snap.Now
 		rows := client.Rows(snap, sel)
 		warnings = statusview.KEDAWarnings(client.WithoutKEDA(snap, rows))
 		return rows
@@ -115,9 +117,9 @@ func (f *statusFlags) run(ctx context.Context, o *options, args []string) error 
 			return err
 		}
 		defer warn()
-		return o.printStatus(form, sel, rows, false, src.Now())
+		return o.printStatus(form, sel, rows, false, now)
 	}
-	return o.watchStatus(ctx, src, view, form, sel, warn)
+	return o.watchStatus(ctx, src, view, form, sel, warn, func() time.Time { return now })
 }
 
 // selector picks the components named by args in the selected namespace,
@@ -212,11 +214,12 @@ func (o *options) where(sel client.Selector) string {
 
 // watchStatus prints the view, then again on every change, until ctx is
 // cancelled (Ctrl-C), which exits 0.
-func (o *options) watchStatus(ctx context.Context, src *session, view func(client.Snapshot) []client.Row, form cli.Format, sel client.Selector, after func()) error {
+func (o *options) watchStatus(ctx context.Context, src *session, view func(client.Snapshot) []client.Row, form cli.Format, sel client.Selector,
+	after func(), now func() time.Time) error {
 	again := false
 	opts := client.WatchOptions{ReadTimeout: o.nats.RequestTimeout, OnError: func(err error) { o.warn(err.Error()) }}
 	return src.WatchStatus(ctx, view, opts, func(rows []client.Row) error {
-		if err := o.printStatus(form, sel, rows, again, src.Now()); err != nil {
+		if err := o.printStatus(form, sel, rows, again, now()); err != nil {
 			return err
 		}
 		after()

@@ -1,0 +1,51 @@
+package reconcile
+
+import (
+	"fmt"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/overrides"
+	"github.com/tinyctl/tinyctl/api/reasons"
+)
+
+// suspendedMessage says what a suspended component's status means.
+func suspendedMessage(rev uint64) string {
+	return fmt.Sprintf("revision %d is suspended (spec.suspend): tinyctl applies, reverts and prunes nothing of this component "+
+		"here until it is resumed (tinyctl resume); an explicit delete still removes it. Worker credentials are not renewed meanwhile", rev)
+}
+
+// suspended reports whether c is suspended on cl: spec.suspend, as the
+// overrides that select cl set it (the spec's own value when they
+// conflict, which the first revision applied here would report).
+func suspended(c api.Component, cl overrides.Cluster) bool {
+	if r, err := overrides.Resolve(c, cl); err == nil {
+		return r.Spec.Suspend
+	}
+	return c.Spec.Suspend
+}
+
+// suspendedStatus is the status recorded for a planSuspend: the record of
+// what the cluster last applied (revision, labels, children, all still in
+// place) with Applied False and reason Suspended; Ready and Degraded say
+// what they said (the workload runs on). A component never applied here
+// records the revision, not Ready.
+func suspendedStatus(in input, p plan) api.Status {
+	applied := api.Condition{Type: api.ConditionApplied, Status: api.ConditionFalse, Reason: reasons.Suspended, Message: suspendedMessage(p.rev)}
+	stalled := api.Condition{Type: api.ConditionStalled, Status: api.ConditionFalse, Reason: reasons.Suspended}
+	if in.prev == nil {
+		ready := applied
+		ready.Type = api.ConditionReady
+		return api.Status{Component: p.key, Cluster: in.cluster.name, ObservedRevision: p.rev, SpecBucket: in.bucket,
+			ClusterLabels: in.cluster.labels, Conditions: []api.Condition{ready, applied, stalled}}
+	}
+	st := *in.prev
+	st.Error = ""
+	conds := []api.Condition{}
+	for _, c := range in.prev.Conditions {
+		if c.Type == api.ConditionReady || c.Type == api.ConditionDegraded {
+			conds = append(conds, c)
+		}
+	}
+	st.Conditions = append(conds, applied, stalled)
+	return st
+}
