@@ -19,8 +19,9 @@ import (
 )
 
 // leafController starts cluster name's NATS as a leaf of hub and its
-// controller, a `tinyctl serve` process managing only namespace ns of kube.
-func leafController(t *testing.T, hub *bus.Embedded, kube *testenv.Kube, name, ns, labels string) {
+// controller, a `tinyctl serve` process managing only namespace ns of kube,
+// and returns the leaf.
+func leafController(t *testing.T, hub *bus.Embedded, kube *testenv.Kube, name, ns, labels string) *bus.Embedded {
 	t.Helper()
 	leaf, err := bus.StartEmbedded(testenv.Ctx(t, 20*time.Second), bus.EmbeddedConfig{ServerName: name,
 		JetStreamDomain: name, Port: -1, StoreDir: t.TempDir(),
@@ -29,6 +30,7 @@ func leafController(t *testing.T, hub *bus.Embedded, kube *testenv.Kube, name, n
 	t.Cleanup(func() { _ = leaf.Shutdown(context.Background()) })
 	testenv.Serve(t, binary, "--nats-url", leaf.ClientURL(), "--kubeconfig", kube.Kubeconfig, "--hub-domain", "hub",
 		"--cluster-name", name, "--cluster-labels", labels, "--namespaces", ns)
+	return leaf
 }
 
 // TestTwentyClustersEachGetTheirComponentsAndTheHubSeesAll fans 100
@@ -47,15 +49,21 @@ func TestTwentyClustersEachGetTheirComponentsAndTheHubSeesAll(t *testing.T) {
 	hubConn := natstest.BusConnect(t, bus.Config{URLs: []string{hub.ClientURL()}}, nil)
 	hubClient, err := client.New(ctx, hubConn, client.Config{Create: true})
 	testenv.Must(t, err)
+	revs := map[string]uint64{}
 	cs := kubes[1].Clientset(t)
+	leaves := make([]*bus.Embedded, clusters)
 	for i := range clusters {
 		name, ns := "edge-"+strconv.Itoa(i), "fan-"+strconv.Itoa(i)
 		createNamespace(t, cs, ns)
-		leafController(t, hub, kubes[1], name, ns, "site="+strconv.Itoa(i))
+		leaves[i] = leafController(t, hub, kubes[1], name, ns, "site="+strconv.Itoa(i))
 		testenv.Must(t, hubClient.Join(ctx, name, ""))
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			reportMissing(t, hubClient, leaves, revs)
+		}
+	})
 
-	revs := map[string]uint64{}
 	for j := range components {
 		i := strconv.Itoa(j % clusters)
 		c := api.Component{APIVersion: api.APIVersion, Kind: api.Kind,
@@ -94,5 +102,44 @@ func TestTwentyClustersEachGetTheirComponentsAndTheHubSeesAll(t *testing.T) {
 		if len(list.Items) != components/clusters {
 			t.Errorf("namespace fan-%d has %d Deployments, want %d", i, len(list.Items), components/clusters)
 		}
+	}
+}
+
+// reportMissing logs, for each component whose status the hub lacks or
+// holds at another revision, what its cluster's own status bucket says:
+// whether the record was lost on the way to the hub or never written.
+func reportMissing(t *testing.T, hub *client.Client, leaves []*bus.Embedded, revs map[string]uint64) {
+	ctx := testenv.Ctx(t, 30*time.Second)
+	snap, err := hub.Snapshot(ctx)
+	if err != nil {
+		t.Logf("hub snapshot: %v", err)
+		return
+	}
+	at := map[string]uint64{}
+	for _, r := range snap.Statuses {
+		at[r.Component] = r.ObservedRevision
+	}
+	members, _ := hub.Members(ctx)
+	t.Logf("hub members: %+v", members)
+	for key, rev := range revs {
+		if at[key] == rev {
+			continue
+		}
+		ns, _, _ := strings.Cut(key, ".")
+		i, _ := strconv.Atoi(strings.TrimPrefix(ns, "fan-"))
+		conn := natstest.BusConnect(t, bus.Config{URLs: []string{leaves[i].ClientURL()}}, nil)
+		local, err := client.New(ctx, conn, client.Config{})
+		if err != nil {
+			t.Logf("%s: the hub has revision %d, want %d; edge-%d: %v", key, at[key], rev, i, err)
+			continue
+		}
+		lsnap, err := local.Snapshot(ctx)
+		found := "no record"
+		for _, r := range lsnap.Statuses {
+			if r.Component == key {
+				found = fmt.Sprintf("revision %d, conditions %+v", r.ObservedRevision, r.Conditions)
+			}
+		}
+		t.Logf("%s: the hub has revision %d, want %d; edge-%d's own status bucket: %s (%v)", key, at[key], rev, i, found, err)
 	}
 }
