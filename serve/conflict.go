@@ -39,6 +39,7 @@ type nameConflicts struct {
 	hub      func(ctx context.Context, own status.Heartbeat) (string, error) // nil: no hub
 	metrics  *metrics
 	last     string
+	lastErr  string
 }
 
 func (n *nameConflicts) refresh(ctx context.Context, hb *status.Heartbeat) {
@@ -49,9 +50,15 @@ func (n *nameConflicts) refresh(ctx context.Context, hb *status.Heartbeat) {
 	}
 	log := zerolog.Ctx(ctx)
 	if err != nil {
-		log.Warn().Err(err).Msg("could not look for another cluster under this cluster's name")
-		return // keep what the last look found
+		// Logged once per distinct failure: a hub cut off answers nothing
+		// for as long as the cut lasts.
+		if err.Error() != n.lastErr {
+			log.Warn().Err(err).Msg("could not look for another cluster under this cluster's name; keeping what the last look found")
+		}
+		n.lastErr = err.Error()
+		return
 	}
+	n.lastErr = ""
 	hb.Conflict = found
 	boolGauge(n.metrics.nameConflict, found != "")
 	switch {
