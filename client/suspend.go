@@ -82,4 +82,3 @@ func setsNothing(o api.Override) bool {
 	return o.Image == "" && o.Replicas == nil && o.MinReplicas == nil && o.MaxReplicas == nil && len(o.Env) == 0 &&
 		(r == nil || (len(r.Requests) == 0 && len(r.Limits) == 0)) && o.Suspend == nil
 }
-
