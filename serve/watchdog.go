@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"net"
+	"net/url"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -36,7 +38,8 @@ func newServerWatchdog(nc *nats.Conn, after time.Duration) *serverWatchdog {
 // beat records a heartbeat's outcome, and reconnects elsewhere when
 // JetStream has failed through this server (transiently: no answer, no
 // stream leader, JetStream unavailable) for longer than after, at most
-// once per after, and only when the client knows another server.
+// once per after, and only when a reconnect may reach another server
+// (canMove).
 func (w *serverWatchdog) beat(ctx context.Context, err error) {
 	now := w.now()
 	if err == nil {
@@ -44,7 +47,7 @@ func (w *serverWatchdog) beat(ctx context.Context, err error) {
 		return
 	}
 	if !bus.IsTransient(err) || now.Sub(w.lastOK) < w.after || now.Sub(w.lastMove) < w.after ||
-		!w.nc.IsConnected() || len(w.nc.Servers()) < 2 {
+		!w.nc.IsConnected() || !canMove(w.nc.Servers(), w.nc.ConnectedUrl()) {
 		return
 	}
 	w.lastMove = now
@@ -53,4 +56,20 @@ func (w *serverWatchdog) beat(ctx context.Context, err error) {
 	if err := w.nc.ForceReconnect(); err != nil {
 		zerolog.Ctx(ctx).Warn().Err(err).Msg("reconnect to another NATS server failed")
 	}
+}
+
+// canMove reports whether a reconnect may reach another server: the client
+// knows several, or its one URL is a name (a Kubernetes Service in front
+// of a JetStream cluster: a new connection may land on another pod). An
+// address or localhost always leads back to the same server.
+func canMove(servers []string, connected string) bool {
+	if len(servers) >= 2 {
+		return true
+	}
+	u, err := url.Parse(connected)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	return host != "" && host != "localhost" && net.ParseIP(host) == nil
 }
