@@ -33,17 +33,12 @@ that value, nothing is written.`,
 }
 
 func rollbackRun(ctx context.Context, o *options, name string, to uint64) error {
-	key, err := o.key(name)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := o.withTimeout(ctx)
-	defer cancel()
-	s, err := o.open(ctx, "", false)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
+	return o.withComponent(ctx, name, func(ctx context.Context, key string, s *session) error {
+		return rollback(ctx, o, s, key, name, to)
+	})
+}
+
+func rollback(ctx context.Context, o *options, s *session, key, name string, to uint64) error {
 	res, err := s.Rollback(ctx, o.namespace, name, to)
 	switch {
 	case errors.Is(err, client.ErrNotFound):

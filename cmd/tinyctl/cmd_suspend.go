@@ -50,17 +50,12 @@ func suspendCmd(o *options, suspend bool, use, short, long, example string) *cob
 }
 
 func suspendRun(ctx context.Context, o *options, name, cluster string, suspend bool) error {
-	key, err := o.key(name)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := o.withTimeout(ctx)
-	defer cancel()
-	s, err := o.open(ctx, "", false)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
+	return o.withComponent(ctx, name, func(ctx context.Context, key string, s *session) error {
+		return setSuspended(ctx, o, s, key, name, cluster, suspend)
+	})
+}
+
+func setSuspended(ctx context.Context, o *options, s *session, key, name, cluster string, suspend bool) error {
 	res, err := s.SetSuspended(ctx, o.namespace, name, cluster, suspend)
 	var conflict *client.ConflictError
 	switch {

@@ -152,3 +152,21 @@ func (o *options) key(name string) (string, error) {
 func (o *options) notFound(name string) error {
 	return fmt.Errorf("component %q not found in namespace %q", name, o.namespace)
 }
+
+// withComponent checks name, opens a session bounded by the request
+// timeout, and calls fn with the component's key; the session is closed
+// after.
+func (o *options) withComponent(ctx context.Context, name string, fn func(ctx context.Context, key string, s *session) error) error {
+	key, err := o.key(name)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := o.withTimeout(ctx)
+	defer cancel()
+	s, err := o.open(ctx, "", false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return fn(ctx, key, s)
+}
