@@ -36,16 +36,12 @@ func historyRun(ctx context.Context, o *options, name, output string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := o.key(name); err != nil {
-		return err
-	}
-	ctx, cancel := o.withTimeout(ctx)
-	defer cancel()
-	s, err := o.open(ctx, "", false)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
+	return o.withComponent(ctx, name, func(ctx context.Context, _ string, s *session) error {
+		return history(ctx, o, s, name, f)
+	})
+}
+
+func history(ctx context.Context, o *options, s *session, name string, f cli.Format) error {
 	hist, err := s.History(ctx, o.namespace, name)
 	if errors.Is(err, client.ErrNotFound) {
 		return o.notFound(name)
