@@ -130,9 +130,10 @@ func del(ctx context.Context, s *specs.Store, l *ledger, ns, name string) error 
 	var rev uint64
 	if err == nil {
 		var e kv.Entry
-		// The marker's revision, read back: the first read after a delete
+		// The marker's revision, read back from the stream's leader (a
+		// replica may still be catching up): the first read after a delete
 		// sees it, or a newer write that is not ours (there is none).
-		if e, err = s.Latest(ctx, key); err == nil && e.Op == kv.OpPut {
+		if e, err = s.LatestFromLeader(ctx, key); err == nil && e.Op == kv.OpPut {
 			err = fmt.Errorf("%s: latest is a put at %d after our delete", key, e.Revision)
 		}
 		rev = e.Revision
