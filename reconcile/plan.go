@@ -131,7 +131,8 @@ func decide(in input) plan {
 		p.kind, p.err = planInvalid, err
 		return p
 	}
-	if suspended(comp, in.cluster.asOverrides()) {
+	resolved, overridesErr := overrides.Resolve(comp, in.cluster.asOverrides())
+	if suspended(comp, resolved, overridesErr) {
 		p.kind, p.deleteSecret = planSuspend, "" // not even an unplace prunes
 		return p
 	}
@@ -148,10 +149,11 @@ func decide(in input) plan {
 		p.kind, p.err = planInvalid, err
 		return p
 	}
-	if comp, err = overrides.Resolve(comp, in.cluster.asOverrides()); err != nil {
-		p.kind, p.err = planInvalid, withClass(Permanent, reasons.InvalidOverride, err)
+	if overridesErr != nil {
+		p.kind, p.err = planInvalid, withClass(Permanent, reasons.InvalidOverride, overridesErr)
 		return p
 	}
+	comp = resolved
 	objs, err := render.Render(comp, in.entry.rev, in.settings)
 	if err == nil {
 		p.desired, err = objs.Children()

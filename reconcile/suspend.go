@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/api/overrides"
 	"github.com/tinyctl/tinyctl/api/reasons"
 )
 
@@ -14,12 +13,13 @@ func suspendedMessage(rev uint64) string {
 		"here until it is resumed (tinyctl resume); an explicit delete still removes it. Worker credentials are not renewed meanwhile", rev)
 }
 
-// suspended reports whether c is suspended on cl: spec.suspend, as the
-// overrides that select cl set it (the spec's own value when they
-// conflict, which the first revision applied here would report).
-func suspended(c api.Component, cl overrides.Cluster) bool {
-	if r, err := overrides.Resolve(c, cl); err == nil {
-		return r.Spec.Suspend
+// suspended reports whether c is suspended here: spec.suspend as the
+// overrides that select this cluster set it (resolved, or err when they
+// conflict: then the spec's own value, and the conflict is reported once
+// the component is resumed).
+func suspended(c, resolved api.Component, err error) bool {
+	if err == nil {
+		return resolved.Spec.Suspend
 	}
 	return c.Spec.Suspend
 }
