@@ -170,6 +170,14 @@ type Override struct {
 	Suspend *bool `json:"suspend,omitempty"`
 }
 
+// SetsSomething reports whether o changes at least one field of the spec
+// (an override that does not is refused, and dropped when one is edited).
+func (o Override) SetsSomething() bool {
+	r := o.Resources
+	return o.Image != "" || o.Replicas != nil || o.MinReplicas != nil || o.MaxReplicas != nil || len(o.Env) > 0 ||
+		(r != nil && (len(r.Requests) > 0 || len(r.Limits) > 0)) || o.Suspend != nil
+}
+
 // Stream deletion policies.
 const (
 	Retain = "Retain"

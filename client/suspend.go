@@ -49,7 +49,7 @@ func setEverywhere(s *api.Spec, suspend bool) {
 	for i := range s.Overrides {
 		s.Overrides[i].Suspend = nil
 	}
-	s.Overrides = slices.DeleteFunc(s.Overrides, func(o api.Override) bool { return setsNothing(o) })
+	s.Overrides = slices.DeleteFunc(s.Overrides, func(o api.Override) bool { return !o.SetsSomething() })
 }
 
 // setOn makes cluster suspended as asked: through the override selecting
@@ -68,17 +68,10 @@ func setOn(s *api.Spec, cluster string, suspend bool) {
 	}
 	if suspend == s.Suspend {
 		s.Overrides[i].Suspend = nil
-		if setsNothing(s.Overrides[i]) {
+		if !s.Overrides[i].SetsSomething() {
 			s.Overrides = slices.Delete(s.Overrides, i, i+1)
 		}
 		return
 	}
 	s.Overrides[i].Suspend = &suspend
-}
-
-// setsNothing reports whether an override changes nothing.
-func setsNothing(o api.Override) bool {
-	r := o.Resources
-	return o.Image == "" && o.Replicas == nil && o.MinReplicas == nil && o.MaxReplicas == nil && len(o.Env) == 0 &&
-		(r == nil || (len(r.Requests) == 0 && len(r.Limits) == 0)) && o.Suspend == nil
 }

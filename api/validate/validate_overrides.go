@@ -37,7 +37,7 @@ func validateOverride(o api.Override, s api.Spec, path *field.Path) field.ErrorL
 		errs = append(errs, field.Required(path, "select the clusters it applies to with clusters or clusterSelector"))
 	}
 	errs = append(errs, validateClusterSelection(o.Clusters, o.ClusterSelector, path)...)
-	if !setsSomething(o) {
+	if !o.SetsSomething() {
 		errs = append(errs, field.Required(path, "set at least one of image, replicas, minReplicas, maxReplicas, env, resources, suspend"))
 	}
 	if o.Image != "" {
@@ -79,11 +79,4 @@ func validateScalingLimits(o api.Override, scaled bool, path *field.Path) field.
 			fmt.Sprintf("must be less than or equal to maxReplicas (%d)", *o.MaxReplicas)))
 	}
 	return errs
-}
-
-// setsSomething reports whether o changes at least one field of the spec.
-func setsSomething(o api.Override) bool {
-	r := o.Resources
-	return o.Image != "" || o.Replicas != nil || o.MinReplicas != nil || o.MaxReplicas != nil || len(o.Env) > 0 ||
-		(r != nil && (len(r.Requests) > 0 || len(r.Limits) > 0)) || o.Suspend != nil
 }
