@@ -207,7 +207,6 @@ func Members(ctx context.Context, c *bus.Conn, b Buckets) ([]Member, error) {
 func update(ctx context.Context, c *bus.Conn, bucket string, edit func([]*jetstream.StreamSource) []*jetstream.StreamSource,
 	done func([]*jetstream.StreamSource) bool) error {
 	js := c.JetStream()
-	confirmed := 0
 	for attempt := 0; ; attempt++ {
 		s, err := js.Stream(ctx, "KV_"+bucket)
 		if err != nil {
@@ -215,18 +214,8 @@ func update(ctx context.Context, c *bus.Conn, bucket string, edit func([]*jetstr
 		}
 		cfg := s.CachedInfo().Config
 		if attempt > 0 && done(cfg.Sources) {
-			// Read once more after another pause: a writer that read
-			// before this write and is slower than the first pause would
-			// otherwise overwrite it unseen.
-			if confirmed++; confirmed == 2 {
-				return nil
-			}
-			if !pause(ctx) {
-				return ctx.Err()
-			}
-			continue
+			return nil
 		}
-		confirmed = 0
 		if attempt == updateAttempts {
 			return fmt.Errorf("fleet: update bucket %s: its sources did not keep the change after %d writes "+
 				"(other changes at the same time, or a server without stream sourcing)", bucket, updateAttempts)
