@@ -12,15 +12,13 @@ import (
 // it). Managers owning only other fields (labels or annotations added by
 // others, the Deployment controller's revision annotation, a restart
 // stamp) do not count; see fields.go. It returns the managers that own
-// fields desired sets, when the hash matches: the apply takes them back.
+// fields desired sets, when the hash matches: the apply takes them back
+// (none named when ownership cannot be read, and the apply goes ahead).
 func (m *Manager) upToDate(live *metav1.PartialObjectMetadata, desired *unstructured.Unstructured) (bool, []string) {
 	want := desired.GetAnnotations()[m.hashAnnotation]
 	if want == "" || live.GetAnnotations()[m.hashAnnotation] != want {
 		return false, nil
 	}
 	managers, known := contested(live, desired)
-	if !known {
-		return false, []string{"(unknown: field ownership could not be read)"}
-	}
-	return len(managers) == 0, managers
+	return known && len(managers) == 0, managers
 }

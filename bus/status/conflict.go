@@ -61,11 +61,10 @@ func HubNameConflict(ctx context.Context, c *bus.Conn, bucket, domain string, ow
 		if err != nil {
 			return err
 		}
-		e := kv.Entry{Key: own.Cluster, Value: m.Data, Revision: m.Sequence, Created: m.Time, Op: kv.OpPut}
 		if len(m.Data) == 0 {
 			return nil // a delete or expiry marker
 		}
-		rec, err := decodeHeartbeat(e)
+		rec, err := decodeHeartbeat(kv.Entry{Key: own.Cluster, Value: m.Data, Revision: m.Sequence, Created: m.Time, Op: kv.OpPut})
 		if err != nil {
 			return nil // not a heartbeat this controller can read: no claim
 		}
