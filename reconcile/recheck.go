@@ -154,9 +154,19 @@ func (c *Controller) reportOrphans(ctx context.Context) error {
 		slices.SortFunc(kids, func(a, b api.Child) int {
 			return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Name, b.Name))
 		})
+		if c.specs.known(key) {
+			continue // arrived since the listing (a rebuilt mirror still copying)
+		}
 		st := api.Status{Component: key, Cluster: c.cfg.Cluster.Name, Children: kids, Conditions: orphanedConditions()}
 		if err := c.writeStatus(ctx, st); err != nil {
 			return err
+		}
+		if c.specs.known(key) {
+			// It arrived while the record was written, and may have been
+			// reconciled before it: reconcile it again, so that the
+			// Orphaned record does not stand over an applied revision.
+			c.queue.Add(key)
+			continue
 		}
 		if c.orphansLogged.add(key) {
 			zerolog.Ctx(ctx).Warn().Str(LogKey, key).Int("children", len(kids)).Msg("orphaned children kept")
