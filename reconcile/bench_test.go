@@ -123,9 +123,9 @@ func (c *convergence) count() int {
 	return len(c.ok)
 }
 
-func (c *convergence) Applied(apply.Result)    {}
-func (c *convergence) Retried(reconcile.Class) {}
-func (c *convergence) Rechecked(bool)          {}
+func (c *convergence) Applied(apply.Result)        {}
+func (c *convergence) Retried(reconcile.Class)     {}
+func (c *convergence) Rechecked(reconcile.Recheck) {}
 
 // benchEnv is a fresh NATS server and namespace for one benchmark run.
 func benchEnv(b *testing.B) *env { return newEnv(b, reconcile.Config{}) }

@@ -38,6 +38,8 @@ type Controller struct {
 	// pending are the initial values not yet reconciled once; Ready waits
 	// for them.
 	pending *keySet
+	// settled are the keys whose latest reconcile succeeded (audit.go).
+	settled *settledSet
 	// orphansLogged are orphans already logged once.
 	orphansLogged *keySet
 	// accepted are the components whose unplace was held when the
@@ -54,7 +56,7 @@ type Controller struct {
 func New(cfg Config, deps Deps) *Controller {
 	cfg = cfg.WithDefaults()
 	c := &Controller{cfg: cfg, deps: deps, obs: deps.Observer, fence: deps.Fence, clock: deps.Clock,
-		specs: newSpecCache(), status: newStatusCache(), namespaces: newKeySet(), pending: newKeySet(),
+		specs: newSpecCache(), status: newStatusCache(), namespaces: newKeySet(), pending: newKeySet(), settled: newSettledSet(),
 		orphansLogged: newKeySet(), recreated: make(chan struct{}, 1)}
 	if c.obs == nil {
 		c.obs = nopObserver{}

@@ -15,6 +15,7 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/bus/streams"
 )
 
 // Entry is one revision of a spec key as the loop sees it.
@@ -112,6 +113,9 @@ type Streams interface {
 	// Names lists every stream of the namespaces' accounts, for the check
 	// that re-creates streams deleted out of band.
 	Names(ctx context.Context, namespaces []string) (map[string]bool, error)
+	// Walk lists every stream of the namespaces' accounts with its live
+	// config and consumer count, calling fn for each (the full recheck).
+	Walk(ctx context.Context, namespaces []string, fn func(streams.Listed)) error
 }
 
 // Tenants gives each namespace NATS accounts of its own, on a broker with

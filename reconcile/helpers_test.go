@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -70,9 +71,11 @@ type counter struct {
 	reconciles map[string]int
 	rechecks   int
 	full       int
+	// found sums what the full rechecks found, by finding.
+	found map[string]int
 }
 
-func newCounter() *counter { return &counter{reconciles: map[string]int{}} }
+func newCounter() *counter { return &counter{reconciles: map[string]int{}, found: map[string]int{}} }
 
 func (c *counter) Reconciled(key string, _ time.Duration, _ error) {
 	c.mu.Lock()
@@ -82,13 +85,34 @@ func (c *counter) Reconciled(key string, _ time.Duration, _ error) {
 func (c *counter) Applied(apply.Result)    {}
 func (c *counter) Retried(reconcile.Class) {}
 
-func (c *counter) Rechecked(full bool) {
+func (c *counter) Rechecked(r reconcile.Recheck) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rechecks++
-	if full {
+	if r.Full {
 		c.full++
+		for f, n := range r.Found {
+			c.found[f] += n
+		}
 	}
+}
+
+// findings returns a copy of what the full rechecks found so far.
+func (c *counter) findings() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.found)
+}
+
+// total returns how many reconciles have run, of every key.
+func (c *counter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, v := range c.reconciles {
+		n += v
+	}
+	return n
 }
 
 // fullRechecks returns how many full rechecks have run.

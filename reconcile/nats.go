@@ -187,24 +187,40 @@ func (n natsStreams) Delete(ctx context.Context, ns, stream string) (action.Acti
 }
 
 func (n natsStreams) Names(ctx context.Context, namespaces []string) (map[string]bool, error) {
-	if n.shared {
-		namespaces = namespaces[:min(1, len(namespaces))] // one listing covers them all
-	}
 	out := map[string]bool{}
-	for _, ns := range namespaces {
-		m, err := n.of(ns)
-		if err != nil {
-			return nil, err
-		}
+	err := n.each(namespaces, func(m *streams.Manager) error {
 		names, err := m.Names(ctx)
-		if err != nil {
-			return nil, err
-		}
 		for _, s := range names {
 			out[s] = true
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+func (n natsStreams) Walk(ctx context.Context, namespaces []string, fn func(streams.Listed)) error {
+	return n.each(namespaces, func(m *streams.Manager) error { return m.Walk(ctx, fn) })
+}
+
+// each calls fn with the Manager of every account that holds the
+// namespaces' streams, once per account.
+func (n natsStreams) each(namespaces []string, fn func(*streams.Manager) error) error {
+	if n.shared {
+		namespaces = namespaces[:min(1, len(namespaces))] // one listing covers them all
+	}
+	for _, ns := range namespaces {
+		m, err := n.of(ns)
+		if err != nil {
+			return err
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Wire returns the Deps of a loop that reads the spec bucket s, records

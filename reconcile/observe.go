@@ -25,9 +25,19 @@ type Observer interface {
 	Applied(r apply.Result)
 	// Retried is called when a key is requeued after a failure.
 	Retried(class Class)
-	// Rechecked is called after every periodic check; full says it
-	// re-enqueued every key.
-	Rechecked(full bool)
+	// Rechecked is called after every periodic check.
+	Rechecked(r Recheck)
+}
+
+// Recheck is what one periodic check did.
+type Recheck struct {
+	// Full: the full recheck (every tenth), which also audits every
+	// stream's config and consumer (audit.go).
+	Full bool
+	Took time.Duration
+	// Found counts the components it enqueued by what it found (the
+	// Found constants).
+	Found map[string]int
 }
 
 type nopObserver struct{}
@@ -35,4 +45,4 @@ type nopObserver struct{}
 func (nopObserver) Reconciled(string, time.Duration, error) {}
 func (nopObserver) Applied(apply.Result)                    {}
 func (nopObserver) Retried(Class)                           {}
-func (nopObserver) Rechecked(bool)                          {}
+func (nopObserver) Rechecked(Recheck)                       {}

@@ -12,13 +12,13 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 )
 
-// fullResyncEvery is how many rechecks pass between re-enqueueing every
-// key (which catches consumers deleted out of band and anything else).
-const fullResyncEvery = 10
+// fullRecheckEvery is how many rechecks pass between full ones, which
+// also audit every stream (audit.go).
+const fullRecheckEvery = 10
 
 // recheckLoop runs the periodic checks until ctx ends: it starts informers
 // for child kinds whose CRD appeared, re-enqueues components whose stream
-// is gone, reports orphans, and now and then re-enqueues every key.
+// is gone, reports orphans, and now and then audits every stream.
 func (c *Controller) recheckLoop(ctx context.Context) {
 	t := c.clock.NewTicker(c.cfg.Recheck)
 	defer t.Stop()
@@ -28,13 +28,18 @@ func (c *Controller) recheckLoop(ctx context.Context) {
 			return
 		case <-t.C():
 		}
-		c.recheck(ctx, n%fullResyncEvery == 0)
+		c.recheck(ctx, n%fullRecheckEvery == 0)
 	}
 }
 
 func (c *Controller) recheck(ctx context.Context, full bool) {
 	log := zerolog.Ctx(ctx)
-	defer c.obs.Rechecked(full)
+	r := Recheck{Full: full, Found: map[string]int{}}
+	start := c.clock.Now()
+	defer func() {
+		r.Took = c.clock.Since(start)
+		c.obs.Rechecked(r)
+	}()
 	if err := c.children.startAvailable(ctx); err != nil {
 		log.Warn().Err(err).Msg("start child informers")
 	}
@@ -52,12 +57,9 @@ func (c *Controller) recheck(ctx context.Context, full bool) {
 		log.Warn().Err(err).Msg("check spec bucket")
 	}
 	if full {
-		for _, k := range c.specs.liveKeys() {
-			if !c.stalledAt(k) {
-				c.queue.Add(k)
-			}
-		}
-	} else if err := c.checkStreams(ctx); err != nil {
+		r.Found = c.audit(ctx)
+		logFindings(ctx, r)
+	} else if r.Found[FoundStreamMissing], err = c.checkStreams(ctx); err != nil {
 		log.Warn().Err(err).Msg("check streams")
 	}
 	if err := c.reportOrphans(ctx); err != nil {
@@ -65,8 +67,26 @@ func (c *Controller) recheck(ctx context.Context, full bool) {
 	}
 }
 
+// logFindings logs what a full recheck found, at Info when it found
+// something to reconcile.
+func logFindings(ctx context.Context, r Recheck) {
+	ev := zerolog.Ctx(ctx).Debug()
+	n := 0
+	for _, v := range r.Found {
+		n += v
+	}
+	if n > 0 {
+		ev = zerolog.Ctx(ctx).Info()
+	}
+	d := zerolog.Dict()
+	for why, v := range r.Found {
+		d = d.Int(why, v)
+	}
+	ev.Int("components", n).Dict("found", d).Msg("full recheck")
+}
+
 // stalledAt reports whether key's latest revision already failed for good:
-// a full resync skips it, since only a new revision can change the outcome.
+// a full recheck skips it, since only a new revision can change the outcome.
 func (c *Controller) stalledAt(key string) bool {
 	e, _ := c.specs.get(key)
 	st, ok := c.status.get(key)
@@ -107,8 +127,8 @@ func (c *Controller) checkBucket(ctx context.Context, rebuilt bool) error {
 
 // checkStreams re-enqueues every component whose stream tinyctl ensured
 // (its status lists it) but which no longer exists (deleted behind
-// tinyctl's back), with one listing call.
-func (c *Controller) checkStreams(ctx context.Context) error {
+// tinyctl's back), with one listing call, and says how many.
+func (c *Controller) checkStreams(ctx context.Context) (int, error) {
 	keys := c.specs.liveKeys()
 	var namespaces []string
 	for _, key := range keys {
@@ -118,15 +138,17 @@ func (c *Controller) checkStreams(ctx context.Context) error {
 	}
 	names, err := c.deps.Streams.Names(ctx, namespaces)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	n := 0
 	for _, key := range keys {
 		st, _ := c.status.get(key)
 		if stream, ok := st.ChildOfKind(api.KindStream); ok && !names[stream.Name] {
 			c.queue.Add(key)
+			n++
 		}
 	}
-	return nil
+	return n, nil
 }
 
 // Orphans returns the keys of components that have live children in the

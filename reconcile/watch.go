@@ -30,6 +30,7 @@ func (c *Controller) watchLoop(ctx context.Context, w SpecWatch) {
 		}
 		log.Warn().Msg("spec bucket was recreated: re-reading it; children of keys it no longer holds are kept as orphans")
 		c.specs.reset()
+		c.settled.clear()
 		if created, err := c.deps.Specs.Incarnation(ctx); err == nil {
 			c.incarnation.Store(&created)
 		}

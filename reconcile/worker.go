@@ -34,9 +34,11 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	c.obs.Reconciled(key, c.clock.Since(start), err)
 	c.markDone(key)
 	if err == nil {
+		c.settled.settle(key, e.rev, e.deleted)
 		c.queue.Forget(key)
 		return true
 	}
+	c.settled.unsettle(key)
 	class, reason := Classify(err)
 	ev := log.Warn()
 	if class == Transient {

@@ -13,16 +13,20 @@ import (
 // metrics are the controller's Prometheus series. It implements
 // reconcile.Observer.
 type metrics struct {
-	reg        *prometheus.Registry
-	duration   *prometheus.HistogramVec
-	applies    *prometheus.CounterVec
-	retries    *prometheus.CounterVec
-	rechecks   *prometheus.CounterVec
-	leader     prometheus.Gauge
-	connected  prometheus.Gauge
-	queueDepth prometheus.GaugeFunc
-	watchLag   prometheus.GaugeFunc
-	stalled    prometheus.GaugeFunc
+	reg      *prometheus.Registry
+	duration *prometheus.HistogramVec
+	applies  *prometheus.CounterVec
+	retries  *prometheus.CounterVec
+	rechecks *prometheus.CounterVec
+	// recheckTook and recheckFound say what the periodic checks cost and
+	// what they found to reconcile.
+	recheckTook  *prometheus.HistogramVec
+	recheckFound *prometheus.CounterVec
+	leader       prometheus.Gauge
+	connected    prometheus.Gauge
+	queueDepth   prometheus.GaugeFunc
+	watchLag     prometheus.GaugeFunc
+	stalled      prometheus.GaugeFunc
 	// acquired counts the times this process won the lease; summed over
 	// a cluster's replicas it counts leader changes.
 	acquired prometheus.Counter
@@ -47,6 +51,8 @@ var (
 	reconcileResults = []string{"success", reconcile.Transient.String(), reconcile.Permanent.String(), reconcile.Waiting.String()}
 	retryClasses     = []string{reconcile.Transient.String(), reconcile.Waiting.String()}
 	recheckKinds     = []string{"partial", "full"}
+	recheckFindings  = []string{reconcile.FoundUnsettled, reconcile.FoundStreamMissing, reconcile.FoundNoConsumer,
+		reconcile.FoundStreamDrift, reconcile.FoundListingFailed}
 )
 
 func newMetrics(loop func() loopView, latest func() uint64) *metrics {
@@ -66,8 +72,17 @@ func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 	}, []string{"class"})
 	m.rechecks = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tinyctl_rechecks_total",
-		Help: "Periodic checks run, by kind (partial, or full: every key re-enqueued).",
+		Help: "Periodic checks run, by kind (partial, or full: every stream's config and consumer audited too).",
 	}, []string{"kind"})
+	m.recheckTook = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "tinyctl_recheck_duration_seconds",
+		Help:    "Time one periodic check took, by kind (partial or full).",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+	}, []string{"kind"})
+	m.recheckFound = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tinyctl_recheck_found_total",
+		Help: "Components a periodic check enqueued, by what it found (unsettled, stream_missing, no_consumer, stream_drift, listing_failed).",
+	}, []string{"found"})
 	m.leader = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "tinyctl_leader", Help: "1 while this process holds the cluster's lease and reconciles.",
 	})
@@ -100,7 +115,7 @@ func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 		return 0
 	})
 	m.addHealthSeries(loop)
-	m.reg.MustRegister(m.duration, m.applies, m.retries, m.rechecks, m.leader, m.connected, m.queueDepth, m.watchLag,
+	m.reg.MustRegister(m.duration, m.applies, m.retries, m.rechecks, m.recheckTook, m.recheckFound, m.leader, m.connected, m.queueDepth, m.watchLag,
 		m.stalled, m.acquired, m.staleClusters, m.nameConflict,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.initLabels()
@@ -139,6 +154,10 @@ func (m *metrics) initLabels() {
 	}
 	for _, k := range recheckKinds {
 		m.rechecks.WithLabelValues(k)
+		m.recheckTook.WithLabelValues(k)
+	}
+	for _, f := range recheckFindings {
+		m.recheckFound.WithLabelValues(f)
 	}
 }
 
@@ -180,10 +199,14 @@ func boolGauge(g prometheus.Gauge, v bool) {
 }
 
 // Rechecked implements reconcile.Observer.
-func (m *metrics) Rechecked(full bool) {
+func (m *metrics) Rechecked(r reconcile.Recheck) {
 	kind := "partial"
-	if full {
+	if r.Full {
 		kind = "full"
 	}
 	m.rechecks.WithLabelValues(kind).Inc()
+	m.recheckTook.WithLabelValues(kind).Observe(r.Took.Seconds())
+	for found, n := range r.Found {
+		m.recheckFound.WithLabelValues(found).Add(float64(n))
+	}
 }

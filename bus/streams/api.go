@@ -20,6 +20,7 @@ type jsAPI interface {
 	UpdateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) error
 	DeleteConsumer(ctx context.Context, stream, name string) error
 	StreamNames(ctx context.Context) ([]string, error)
+	ListStreams(ctx context.Context, fn func(*jetstream.StreamInfo)) error
 }
 
 // connAPI makes jsAPI calls on a Conn through the JetStream API at prefix
@@ -108,4 +109,12 @@ func (a connAPI) StreamNames(ctx context.Context) ([]string, error) {
 		names = append(names, name)
 	}
 	return names, lister.Err()
+}
+
+func (a connAPI) ListStreams(ctx context.Context, fn func(*jetstream.StreamInfo)) error {
+	lister := a.js.ListStreams(ctx)
+	for info := range lister.Info() {
+		fn(info)
+	}
+	return lister.Err()
 }

@@ -70,6 +70,8 @@ func (f *fakeAPI) DeleteConsumer(context.Context, string, string) error { return
 
 func (f *fakeAPI) StreamNames(context.Context) ([]string, error) { return nil, nil }
 
+func (f *fakeAPI) ListStreams(context.Context, func(*jetstream.StreamInfo)) error { return nil }
+
 func TestStreamManagerBoundsAPICallsInFlight(t *testing.T) {
 	api := &fakeAPI{lookupErr: nats.ErrTimeout, hold: make(chan struct{})}
 	m := newManager(api, 3)

@@ -198,7 +198,7 @@ func (f *serveFlags) addProcessFlags(fs *pflag.FlagSet) {
 	bind("keda-operator-selector", "TINYCTL_KEDA_OPERATOR_SELECTOR")
 	fs.DurationVar(&c.Loop.ShutdownGrace, "shutdown-grace", reconcile.DefaultShutdownGrace, "how long in-flight reconciles may finish after SIGTERM")
 	bind("shutdown-grace", "TINYCTL_SHUTDOWN_GRACE")
-	fs.DurationVar(&c.Loop.Recheck, "recheck", reconcile.DefaultRecheck, "period of the checks for waiting components, deleted streams and orphans")
+	fs.DurationVar(&c.Loop.Recheck, "recheck", reconcile.DefaultRecheck, "period of the checks for waiting components, deleted streams and orphans; every tenth also audits every stream's config and consumer")
 	bind("recheck", "TINYCTL_RECHECK")
 	fs.BoolVar(&f.embedded, "embedded-nats", false, "run a NATS server with JetStream inside this process and use it")
 	bind("embedded-nats", "TINYCTL_EMBEDDED_NATS")
