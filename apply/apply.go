@@ -54,13 +54,15 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 	// API server answers with a conflict instead of handing its fields
 	// over, and the object is read and judged again.
 	ao := metav1.ApplyOptions{FieldManager: FieldManager, Force: !cfg.absent}
-	if _, err := m.client(mapping, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, ao); err != nil {
+	written, err := m.client(mapping, obj.GetNamespace()).Apply(ctx, obj.GetName(), obj, ao)
+	if err != nil {
 		if cfg.absent && apierrors.IsConflict(err) {
 			return m.Apply(ctx, obj, append(opts[:len(opts):len(opts)], readLive())...)
 		}
 		res.Action = action.Failed
 		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
 	}
+	res.ResourceVersion = written.GetResourceVersion()
 	return res, nil
 }
 

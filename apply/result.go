@@ -15,6 +15,9 @@ type Result struct {
 	// TakenFrom names the other field managers that owned fields this
 	// apply set (an edit it reverted); empty for a change of tinyctl's own.
 	TakenFrom []string `json:"takenFrom,omitempty"`
+	// ResourceVersion is the version a write left the object at (empty
+	// when nothing was written, or for a delete).
+	ResourceVersion string `json:"resourceVersion,omitempty"`
 }
 
 // Wrote reports whether the result involved a write to the API server.

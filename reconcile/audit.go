@@ -113,7 +113,7 @@ type audited struct {
 // reconcile and counts what it found.
 func (c *Controller) audit(ctx context.Context) map[string]int {
 	found := map[string]int{}
-	enqueue := func(key, why string) { found[why]++; c.queue.Add(key) }
+	enqueue := func(key, why string) { found[why]++; c.enqueue(key) }
 	byStream := map[string]audited{}
 	var namespaces []string
 	seenNS := map[string]bool{}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 	"k8s.io/client-go/util/workqueue"
@@ -40,6 +41,12 @@ type Controller struct {
 	pending *keySet
 	// settled are the keys whose latest reconcile succeeded (audit.go).
 	settled *settledSet
+	// own are the loop's writes whose informer events are to come.
+	own *ownWrites
+	// needsFull and healthOnly say why a queued key was queued: a key
+	// queued only by its workload's informer, whose latest revision has
+	// settled, has only its health judged again (syncHealth).
+	needsFull, healthOnly *keySet
 	// orphansLogged are orphans already logged once.
 	orphansLogged *keySet
 	// accepted are the components whose unplace was held when the
@@ -56,7 +63,8 @@ type Controller struct {
 func New(cfg Config, deps Deps) *Controller {
 	cfg = cfg.WithDefaults()
 	c := &Controller{cfg: cfg, deps: deps, obs: deps.Observer, fence: deps.Fence, clock: deps.Clock,
-		specs: newSpecCache(), status: newStatusCache(), namespaces: newKeySet(), pending: newKeySet(), settled: newSettledSet(),
+		specs: newSpecCache(), status: newStatusCache(), namespaces: newKeySet(), pending: newKeySet(), settled: newSettledSet(), own: newOwnWrites(),
+		needsFull: newKeySet(), healthOnly: newKeySet(),
 		orphansLogged: newKeySet(), recreated: make(chan struct{}, 1)}
 	if c.obs == nil {
 		c.obs = nopObserver{}
@@ -70,9 +78,9 @@ func New(cfg Config, deps Deps) *Controller {
 	c.coalesce = newCoalescer(cfg.Coalesce, cfg.CoalesceMax, c.clock.Now)
 	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(retryLimiter(cfg),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "tinyctl", Clock: c.clock})
-	c.children = newChildren(deps.Metadata, deps.Discovery, cfg.Namespaces, c.enqueue)
+	c.children = newChildren(deps.Metadata, deps.Discovery, cfg.Namespaces, c.enqueue, c.wakes)
 	if deps.Workloads != nil && !cfg.ReadyWhenApplied {
-		c.workloads = workload.NewWatcher(deps.Workloads, cfg.Namespaces, c.enqueue)
+		c.workloads = workload.NewWatcher(deps.Workloads, cfg.Namespaces, c.enqueueHealth)
 	}
 	return c
 }
@@ -185,7 +193,25 @@ func (c *Controller) Keys() []string {
 	return keys
 }
 
-func (c *Controller) enqueue(key string) { c.queue.Add(key) }
+// enqueue queues key for a full reconcile.
+func (c *Controller) enqueue(key string) {
+	c.needsFull.add(key)
+	c.queue.Add(key)
+}
+
+// enqueueAfter queues key for a full reconcile after d.
+func (c *Controller) enqueueAfter(key string, d time.Duration) {
+	c.needsFull.add(key)
+	c.queue.AddAfter(key, d)
+}
+
+// enqueueHealth queues key because what its workload says may have
+// changed: when nothing else asks for more, only its Ready condition is
+// judged again (syncHealth).
+func (c *Controller) enqueueHealth(key string) {
+	c.healthOnly.add(key)
+	c.queue.Add(key)
+}
 
 // startErr is err from a step of starting, or nil when ctx ended meanwhile:
 // a controller stopped while it starts (SIGTERM while its informers sync)

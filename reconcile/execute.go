@@ -250,6 +250,7 @@ func (c *Controller) applyChildren(ctx context.Context, p plan, desired []*unstr
 	live func(*unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool)) ([]api.Child, error) {
 	owner := render.ComponentLabelValue(p.namespace, p.objs.Deployment.Name)
 	var cs apply.ChangeSet
+	c.own.writing(desired)
 	err := c.fenced(ctx, func(ctx context.Context) (err error) {
 		cs, err = c.deps.Kube.ApplyAll(ctx, desired, apply.SetOptions{
 			Live:    live,
@@ -257,6 +258,9 @@ func (c *Controller) applyChildren(ctx context.Context, p plan, desired []*unstr
 		})
 		return err
 	})
+	if c.own.wrote(desired, cs, p.key, p.rev) {
+		c.enqueue(p.key) // someone else changed a child while it was written
+	}
 	kids := make([]api.Child, 0, len(cs))
 	for i, res := range cs {
 		c.observe(ctx, res, nil)
@@ -337,7 +341,7 @@ func (c *Controller) scheduleRotation(key string, expires time.Time) {
 	if expires.IsZero() {
 		return
 	}
-	c.queue.AddAfter(key, max(expires.Add(-c.cfg.CredentialsTTL/2).Sub(c.clock.Now()), 0))
+	c.enqueueAfter(key, max(expires.Add(-c.cfg.CredentialsTTL/2).Sub(c.clock.Now()), 0))
 }
 
 // deleteChildren deletes each child, only if it still carries its

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/render"
 	"github.com/tinyctl/tinyctl/workload"
 )
@@ -36,4 +37,33 @@ func (c *Controller) health(p plan) *workload.Health {
 	d := p.objs.Deployment
 	h := c.workloads.Health(d.Namespace, d.Labels[render.LabelName], d.Annotations[render.AnnotationContentHash])
 	return &h
+}
+
+// syncFor reconciles key at revision rev: in full, unless only its
+// workload's informer queued it since the last reconcile and rev has
+// settled, when only its health is judged again.
+func (c *Controller) syncFor(ctx context.Context, key string, rev uint64) error {
+	full, healthOnly := c.needsFull.take(key), c.healthOnly.take(key)
+	if _, settled := c.settled.at(key, rev); !healthOnly || full || !settled {
+		return c.sync(ctx, key)
+	}
+	return c.syncHealth(ctx, key, rev)
+}
+
+// syncHealth records what the workload now says of key, whose revision
+// rev was applied: the status is its last one with the conditions judged
+// again. Nothing is read from NATS or written to Kubernetes; a status
+// that is not an applied one at rev gets a full reconcile instead.
+func (c *Controller) syncHealth(ctx context.Context, key string, rev uint64) error {
+	prev, ok := c.status.get(key)
+	dep, hasDep := prev.ChildOfKind("Deployment")
+	ns, name, err := api.ParseKey(key)
+	if !ok || !hasDep || err != nil || c.workloads == nil || prev.ObservedRevision != rev ||
+		prev.Error != "" || !prev.IsTrue(api.ConditionApplied) {
+		return c.sync(ctx, key)
+	}
+	h := c.workloads.Health(ns, name, dep.Hash)
+	st := prev
+	st.Conditions = conditions(nil, &h)
+	return c.writeStatus(ctx, st)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -148,23 +149,32 @@ type jsWrites struct {
 }
 
 func watchJetStreamWrites(t *testing.T, nc *nats.Conn) *jsWrites {
+	return watchJetStreamAPI(t, nc, func(s string) bool {
+		if strings.Contains(s, ".KV_") {
+			return false // KV watches and listings create ephemeral read consumers
+		}
+		for _, verb := range []string{".CREATE.", ".UPDATE.", ".DELETE.", ".PURGE."} {
+			if strings.Contains(s, verb) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// watchJetStreamAPI counts the JetStream API calls whose subject match
+// accepts, from the server's API audit advisories.
+func watchJetStreamAPI(t *testing.T, nc *nats.Conn, match func(subject string) bool) *jsWrites {
 	w := &jsWrites{}
 	sub, err := nc.Subscribe("$JS.EVENT.ADVISORY.API", func(m *nats.Msg) {
 		var audit struct {
 			Subject string `json:"subject"`
 		}
 		_ = json.Unmarshal(m.Data, &audit)
-		s := audit.Subject
-		if strings.Contains(s, ".KV_") {
-			return // KV watches and listings create ephemeral read consumers
-		}
-		for _, verb := range []string{".CREATE.", ".UPDATE.", ".DELETE.", ".PURGE."} {
-			if strings.Contains(s, verb) {
-				w.mu.Lock()
-				w.calls = append(w.calls, s)
-				w.mu.Unlock()
-				return
-			}
+		if match(audit.Subject) {
+			w.mu.Lock()
+			w.calls = append(w.calls, audit.Subject)
+			w.mu.Unlock()
 		}
 	})
 	if err != nil {
@@ -175,6 +185,13 @@ func watchJetStreamWrites(t *testing.T, nc *nats.Conn) *jsWrites {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// seen returns a copy of the calls counted so far.
+func (w *jsWrites) seen() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.calls)
 }
 
 func (w *jsWrites) count() int {

@@ -167,7 +167,7 @@ func (c *Controller) checkHub(ctx context.Context, full bool) (rebuilt bool, err
 		}
 		if c.specs.purged(key) {
 			log.Info().Str("key", key).Msg("deleted at the hub, its delete marker purged there before this cluster copied it: removing")
-			c.queue.Add(key)
+			c.enqueue(key)
 		}
 	}
 	return false, nil

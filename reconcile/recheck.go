@@ -144,7 +144,7 @@ func (c *Controller) checkStreams(ctx context.Context) (int, error) {
 	for _, key := range keys {
 		st, _ := c.status.get(key)
 		if stream, ok := st.ChildOfKind(api.KindStream); ok && !names[stream.Name] {
-			c.queue.Add(key)
+			c.enqueue(key)
 			n++
 		}
 	}
@@ -187,7 +187,7 @@ func (c *Controller) reportOrphans(ctx context.Context) error {
 			// It arrived while the record was written, and may have been
 			// reconciled before it: reconcile it again, so that the
 			// Orphaned record does not stand over an applied revision.
-			c.queue.Add(key)
+			c.enqueue(key)
 			continue
 		}
 		if c.orphansLogged.add(key) {

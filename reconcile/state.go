@@ -176,6 +176,15 @@ func (s *keySet) add(key string) bool {
 	return !had
 }
 
+// take removes key and reports whether it was there.
+func (s *keySet) take(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, had := s.m[key]
+	delete(s.m, key)
+	return had
+}
+
 func (s *keySet) remove(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

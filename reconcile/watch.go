@@ -90,13 +90,13 @@ func (c *Controller) handleEvent(ev Event) {
 	c.queue.Forget(ev.Key)
 	if !c.synced.Load() {
 		c.pending.add(ev.Key)
-		c.queue.Add(ev.Key)
+		c.enqueue(ev.Key)
 		return
 	}
 	if wait := c.coalesce.changed(ev.Key); wait > 0 {
-		c.queue.AddAfter(ev.Key, wait)
+		c.enqueueAfter(ev.Key, wait)
 	} else {
-		c.queue.Add(ev.Key)
+		c.enqueue(ev.Key)
 	}
 }
 

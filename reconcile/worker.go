@@ -30,7 +30,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	ctx = log.WithContext(ctx)
 
 	start := c.clock.Now()
-	err := c.sync(ctx, key)
+	err := c.syncFor(ctx, key, e.rev)
 	c.obs.Reconciled(key, c.clock.Since(start), err)
 	c.markDone(key)
 	if err == nil {
@@ -50,7 +50,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		c.queue.Forget(key)
 	case Waiting:
 		c.queue.Forget(key)
-		c.queue.AddAfter(key, c.cfg.Recheck)
+		c.enqueueAfter(key, c.cfg.Recheck)
 		c.obs.Retried(class)
 	default:
 		c.queue.AddRateLimited(key)

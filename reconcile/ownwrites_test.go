@@ -1,0 +1,62 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/reconcile"
+	"github.com/tinyctl/tinyctl/render"
+)
+
+// The loop's own writes do not wake it for a full reconcile: a new
+// component and a changed one cost one each, counted by the stream
+// lookups a full reconcile of a known component makes (a new component's
+// stream is created without one; a workload's health judged again makes
+// none). An edit by someone else of a child wakes it: the positive
+// control, and, since informer events arrive in order, once the edit is
+// reverted the events of the loop's own writes before it have been
+// handled.
+func TestTheLoopIsNotWokenByItsOwnWrites(t *testing.T) {
+	e := newEnv(t, reconcile.Config{})
+	e.start()
+	info := "$JS.API.STREAM.INFO." + render.StreamName(e.ns, "solo")
+	lookups := watchJetStreamAPI(t, e.conn.NATS(), func(s string) bool { return s == info })
+	comp := e.component("solo")
+	e.waitStatus("solo", api.ConditionApplied, "True", e.publish(comp))
+
+	drift := func() {
+		t.Helper()
+		patch := `{"spec":{"template":{"spec":{"containers":[{"name":"worker","image":"registry.example.com/evil:6.6.6"}]}}}}`
+		_, err := e.dyn.Resource(deployments).Namespace(e.ns).Patch(context.Background(), "solo",
+			types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: "kubectl-edit"})
+		testenv.Must(t, err)
+		e.waitFor(deployments, "solo", imageIs(comp.Spec.Image)) // reverted
+	}
+	fullReconciles := func(want int) {
+		t.Helper()
+		testenv.Eventually(t, 30*time.Second, func() error {
+			if got := lookups.count(); got < want {
+				return fmt.Errorf("%d full reconciles of a known component, want %d", got, want)
+			}
+			return nil
+		})
+		if got := lookups.count(); got != want {
+			t.Fatalf("%d full reconciles of a known component (stream lookups %v), want %d", got, lookups.seen(), want)
+		}
+	}
+	drift()
+	fullReconciles(1) // created without a lookup, woken once by the edit
+
+	comp.Spec.Env = []api.EnvVar{{Name: "MODE", Value: "fast"}}
+	e.waitStatus("solo", api.ConditionApplied, "True", e.publish(comp))
+	e.waitFor(deployments, "solo", envIs("MODE", "fast"))
+	drift()
+	fullReconciles(3) // changed once, woken once by the edit
+}
