@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"hash/fnv"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -19,12 +20,23 @@ type Listed struct {
 	Consumers int
 }
 
+// walkTimeout bounds a whole listing when ctx sets no deadline. The
+// client's own default (5 s, for the whole listing, not per page) ended
+// listings of 10,000 streams whose fn took a while (found at 10,000 in
+// the churn benchmark: 7,420 streams listed, the rest taken as failed).
+const walkTimeout = 2 * time.Minute
+
 // Walk lists every stream in the connection's account with its config
 // and state, one paged JetStream API call per page of infos, calling fn
 // for each as its page arrives (nothing is held for the whole listing).
 // A failed listing is a *bus.TransientError; fn may have been called for
 // some streams by then.
 func (m *Manager) Walk(ctx context.Context, fn func(Listed)) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, walkTimeout)
+		defer cancel()
+	}
 	err := m.call(ctx, func(ctx context.Context) error {
 		return m.api.ListStreams(ctx, func(info *jetstream.StreamInfo) {
 			fn(Listed{Config: info.Config, Consumers: info.State.Consumers})

@@ -3,6 +3,7 @@ package streams_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -250,5 +251,26 @@ func TestANewComponentCostsOneRequestPerObject(t *testing.T) {
 	}
 	if info, err := e.js.Stream(e.ctx, other.Name); err != nil || info.CachedInfo().Config.MaxAge != time.Hour {
 		t.Fatalf("stream not updated: %v", err)
+	}
+}
+
+// A listing outlives the client's default 5-second timeout when whoever
+// reads it takes its time (the full recheck renders a spec for each
+// stream it has not compared yet).
+func TestAWalkIsNotCutShortByASlowReader(t *testing.T) {
+	e := newStreamEnv(t)
+	for i := range 3 {
+		name := fmt.Sprintf("WALK%d", i)
+		if _, err := e.js.CreateStream(e.ctx, jetstream.StreamConfig{Name: name, Subjects: []string{"walk." + name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen []string
+	err := e.m.Walk(context.Background(), func(l streams.Listed) {
+		seen = append(seen, l.Config.Name)
+		time.Sleep(2500 * time.Millisecond) // a slow reader, not a wait for a condition
+	})
+	if err != nil || len(seen) != 3 {
+		t.Fatalf("walk saw %v: %v", seen, err)
 	}
 }
