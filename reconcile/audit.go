@@ -55,9 +55,7 @@ type settledSet struct {
 func newSettledSet() *settledSet { return &settledSet{m: map[string]settledMark{}} }
 
 // settle records that key reconciled without error at rev (a deleted key
-// is forgotten). The stream is compared again at the next audit: the
-// reconcile may have been the bucket's or the cluster's, not the one the
-// fingerprint was taken for.
+// is forgotten), keeping the fingerprint ensured or matched at rev.
 func (s *settledSet) settle(key string, rev uint64, deleted bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -65,7 +63,18 @@ func (s *settledSet) settle(key string, rev uint64, deleted bool) {
 		delete(s.m, key)
 		return
 	}
-	s.m[key] = settledMark{rev: rev}
+	if s.m[key].rev != rev {
+		s.m[key] = settledMark{rev: rev}
+	}
+}
+
+// ensured records the fingerprint of key's stream as a reconcile of rev
+// just ensured it (0: unknown), so that the next audit need not render
+// the spec to compare it. The key settles when the reconcile ends.
+func (s *settledSet) ensured(key string, rev, fp uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[key] = settledMark{rev: rev, stream: fp}
 }
 
 // unsettle forgets key: its last reconcile failed.

@@ -107,7 +107,9 @@ type Streams interface {
 	// Ensure makes both exist as configured and says what it did to each;
 	// fresh says the stream most likely does not exist yet (create it
 	// first, look it up only if the name is taken).
-	Ensure(ctx context.Context, ns string, stream jetstream.StreamConfig, consumer jetstream.ConsumerConfig, fresh bool) (s, c action.Action, err error)
+	// fp is the stream's live config's streams.Fingerprint once ensured
+	// (0: unknown).
+	Ensure(ctx context.Context, ns string, stream jetstream.StreamConfig, consumer jetstream.ConsumerConfig, fresh bool) (s, c action.Action, fp uint64, err error)
 	// Delete removes a stream with its messages and consumers.
 	Delete(ctx context.Context, ns, stream string) (action.Action, error)
 	// Names lists every stream of the namespaces' accounts, for the check

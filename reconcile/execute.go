@@ -116,9 +116,11 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.ensureStream(ctx, p.namespace, p.objs, p.fresh); err != nil {
+	fp, err := c.ensureStream(ctx, p.namespace, p.objs, p.fresh)
+	if err != nil {
 		return nil, err
 	}
+	c.settled.ensured(p.key, p.rev, fp)
 	var creds []api.Child
 	if p.creds != nil {
 		secret, err := c.ensureCredentials(ctx, minter, p.namespace, p.objs.Deployment.Name, p.creds)
@@ -227,10 +229,13 @@ func (c *Controller) tenant(ctx context.Context, ns string) (Minter, error) {
 }
 
 // ensureStream ensures the component's stream and consumer in namespace
-// ns's account; fresh: it was never reconciled here.
-func (c *Controller) ensureStream(ctx context.Context, ns string, objs render.Objects, fresh bool) error {
-	return c.fenced(ctx, func(ctx context.Context) error {
-		s, cons, err := c.deps.Streams.Ensure(ctx, ns, objs.Stream, objs.Consumer, fresh)
+// ns's account (fresh: it was never reconciled here) and returns the
+// stream's live config's fingerprint.
+func (c *Controller) ensureStream(ctx context.Context, ns string, objs render.Objects, fresh bool) (fp uint64, err error) {
+	err = c.fenced(ctx, func(ctx context.Context) error {
+		var s, cons action.Action
+		var err error
+		s, cons, fp, err = c.deps.Streams.Ensure(ctx, ns, objs.Stream, objs.Consumer, fresh)
 		if err != nil {
 			return stepError("stream "+objs.Stream.Name, withRoomRemedy(err, objs.Stream))
 		}
@@ -240,6 +245,7 @@ func (c *Controller) ensureStream(ctx context.Context, ns string, objs render.Ob
 		}
 		return nil
 	})
+	return fp, err
 }
 
 // applyChildren applies desired (the plan's children less those of a

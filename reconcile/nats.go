@@ -169,13 +169,13 @@ type natsStreams struct {
 	shared bool
 }
 
-func (n natsStreams) Ensure(ctx context.Context, ns string, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, fresh bool) (action.Action, action.Action, error) {
+func (n natsStreams) Ensure(ctx context.Context, ns string, sc jetstream.StreamConfig, cc jetstream.ConsumerConfig, fresh bool) (action.Action, action.Action, uint64, error) {
 	m, err := n.of(ns)
 	if err != nil {
-		return "", "", err
+		return "", "", 0, err
 	}
 	res, err := m.EnsureStreamAndConsumer(ctx, sc, cc, streams.EnsureOptions{LikelyAbsent: fresh})
-	return res.Stream, res.Consumer, err
+	return res.Stream, res.Consumer, res.Fingerprint, err
 }
 
 func (n natsStreams) Delete(ctx context.Context, ns, stream string) (action.Action, error) {

@@ -217,7 +217,7 @@ type deletedWhileEnsuring struct {
 	deleted atomic.Bool
 }
 
-func (d *deletedWhileEnsuring) Ensure(ctx context.Context, ns string, s jetstream.StreamConfig, c jetstream.ConsumerConfig, fresh bool) (action.Action, action.Action, error) {
+func (d *deletedWhileEnsuring) Ensure(ctx context.Context, ns string, s jetstream.StreamConfig, c jetstream.ConsumerConfig, fresh bool) (action.Action, action.Action, uint64, error) {
 	if d.deleted.CompareAndSwap(false, true) {
 		if err := d.specs.Delete(ctx, d.key, 0); err != nil {
 			d.t.Errorf("delete %s: %v", d.key, err)

@@ -12,8 +12,8 @@ import (
 // on a Conn; tests substitute a fake.
 type jsAPI interface {
 	StreamInfo(ctx context.Context, name string) (*jetstream.StreamInfo, error)
-	CreateStream(ctx context.Context, cfg jetstream.StreamConfig) error
-	UpdateStream(ctx context.Context, cfg jetstream.StreamConfig) error
+	CreateStream(ctx context.Context, cfg jetstream.StreamConfig) (*jetstream.StreamInfo, error)
+	UpdateStream(ctx context.Context, cfg jetstream.StreamConfig) (*jetstream.StreamInfo, error)
 	DeleteStream(ctx context.Context, name string) error
 	ConsumerInfo(ctx context.Context, stream, name string) (*jetstream.ConsumerInfo, error)
 	CreateConsumer(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) error
@@ -51,18 +51,26 @@ func (a connAPI) StreamInfo(ctx context.Context, name string) (info *jetstream.S
 	return info, err
 }
 
-func (a connAPI) CreateStream(ctx context.Context, cfg jetstream.StreamConfig) error {
-	return a.c.Guarded(ctx, a.streamPatterns(cfg.Name), func(ctx context.Context) error {
-		_, err := a.js.CreateStream(ctx, cfg)
+func (a connAPI) CreateStream(ctx context.Context, cfg jetstream.StreamConfig) (info *jetstream.StreamInfo, err error) {
+	err = a.c.Guarded(ctx, a.streamPatterns(cfg.Name), func(ctx context.Context) error {
+		s, err := a.js.CreateStream(ctx, cfg)
+		if err == nil {
+			info = s.CachedInfo()
+		}
 		return err
 	})
+	return info, err
 }
 
-func (a connAPI) UpdateStream(ctx context.Context, cfg jetstream.StreamConfig) error {
-	return a.c.Guarded(ctx, a.streamPatterns(cfg.Name), func(ctx context.Context) error {
-		_, err := a.js.UpdateStream(ctx, cfg)
+func (a connAPI) UpdateStream(ctx context.Context, cfg jetstream.StreamConfig) (info *jetstream.StreamInfo, err error) {
+	err = a.c.Guarded(ctx, a.streamPatterns(cfg.Name), func(ctx context.Context) error {
+		s, err := a.js.UpdateStream(ctx, cfg)
+		if err == nil {
+			info = s.CachedInfo()
+		}
 		return err
 	})
+	return info, err
 }
 
 func (a connAPI) DeleteStream(ctx context.Context, name string) error {

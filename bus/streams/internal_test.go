@@ -50,9 +50,9 @@ func (f *fakeAPI) ConsumerInfo(context.Context, string, string) (*jetstream.Cons
 	return nil, f.lookupErr
 }
 
-func (f *fakeAPI) CreateStream(context.Context, jetstream.StreamConfig) error {
+func (f *fakeAPI) CreateStream(context.Context, jetstream.StreamConfig) (*jetstream.StreamInfo, error) {
 	f.creates.Add(1)
-	return nil
+	return nil, nil
 }
 
 func (f *fakeAPI) CreateConsumer(context.Context, string, jetstream.ConsumerConfig) error {
@@ -60,7 +60,9 @@ func (f *fakeAPI) CreateConsumer(context.Context, string, jetstream.ConsumerConf
 	return nil
 }
 
-func (f *fakeAPI) UpdateStream(context.Context, jetstream.StreamConfig) error { return nil }
+func (f *fakeAPI) UpdateStream(context.Context, jetstream.StreamConfig) (*jetstream.StreamInfo, error) {
+	return nil, nil
+}
 
 func (f *fakeAPI) UpdateConsumer(context.Context, string, jetstream.ConsumerConfig) error { return nil }
 

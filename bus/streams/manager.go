@@ -47,6 +47,9 @@ func (e *DriftError) Unwrap() error { return e.Err }
 type EnsureResult struct {
 	Stream   action.Action
 	Consumer action.Action
+	// Fingerprint is the stream's live config as the server reported it
+	// once ensured (its Fingerprint; 0 when it did not say).
+	Fingerprint uint64
 }
 
 // EnsureOptions tune EnsureStreamAndConsumer.
@@ -125,7 +128,7 @@ func (m *Manager) EnsureStreamAndConsumer(ctx context.Context, sc jetstream.Stre
 	cc jetstream.ConsumerConfig, opts EnsureOptions) (EnsureResult, error) {
 	var res EnsureResult
 	var err error
-	if res.Stream, err = m.ensureStream(ctx, sc, opts.LikelyAbsent); err != nil {
+	if res.Stream, res.Fingerprint, err = m.ensureStream(ctx, sc, opts.LikelyAbsent); err != nil {
 		return res, err
 	}
 	res.Consumer, err = m.ensureConsumer(ctx, sc.Name, cc, opts, res.Stream == action.Created)
@@ -135,18 +138,27 @@ func (m *Manager) EnsureStreamAndConsumer(ctx context.Context, sc jetstream.Stre
 // EnsureStream makes stream cfg exist as configured; see
 // EnsureStreamAndConsumer.
 func (m *Manager) EnsureStream(ctx context.Context, cfg jetstream.StreamConfig) (action.Action, error) {
-	return m.ensureStream(ctx, cfg, false)
+	a, _, err := m.ensureStream(ctx, cfg, false)
+	return a, err
 }
 
-func (m *Manager) ensureStream(ctx context.Context, cfg jetstream.StreamConfig, createFirst bool) (action.Action, error) {
+func (m *Manager) ensureStream(ctx context.Context, cfg jetstream.StreamConfig, createFirst bool) (action.Action, uint64, error) {
 	object := "stream/" + cfg.Name
+	create := func() (action.Action, uint64, error) {
+		var info *jetstream.StreamInfo
+		err := m.call(ctx, func(ctx context.Context) (err error) { info, err = m.api.CreateStream(ctx, cfg); return err })
+		if err != nil {
+			return "", 0, err
+		}
+		return action.Created, fingerprintOf(info), nil
+	}
 	if createFirst {
-		err := m.call(ctx, func(ctx context.Context) error { return m.api.CreateStream(ctx, cfg) })
+		a, fp, err := create()
 		if err == nil {
-			return action.Created, nil
+			return a, fp, nil
 		}
 		if !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			return "", writeFailure("create "+object, err)
+			return "", 0, writeFailure("create "+object, err)
 		}
 	}
 	var have *jetstream.StreamInfo
@@ -155,25 +167,35 @@ func (m *Manager) ensureStream(ctx context.Context, cfg jetstream.StreamConfig, 
 		return err
 	})
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		if err := m.call(ctx, func(ctx context.Context) error { return m.api.CreateStream(ctx, cfg) }); err != nil {
-			return "", writeFailure("create "+object, err)
+		a, fp, err := create()
+		if err != nil {
+			return "", 0, writeFailure("create "+object, err)
 		}
-		return action.Created, nil
+		return a, fp, nil
 	}
 	if err != nil {
-		return "", lookupFailure("look up "+object, err)
+		return "", 0, lookupFailure("look up "+object, err)
 	}
 	diffs := streamDiffs(cfg, have.Config)
 	if len(diffs) == 0 {
-		return action.Unchanged, nil
+		return action.Unchanged, fingerprintOf(have), nil
 	}
-	if err := m.call(ctx, func(ctx context.Context) error { return m.api.UpdateStream(ctx, cfg) }); err != nil {
+	var now *jetstream.StreamInfo
+	if err := m.call(ctx, func(ctx context.Context) (err error) { now, err = m.api.UpdateStream(ctx, cfg); return err }); err != nil {
 		if bus.IsTransient(err) {
-			return "", &bus.TransientError{Op: "update " + object, Err: err}
+			return "", 0, &bus.TransientError{Op: "update " + object, Err: err}
 		}
-		return "", &DriftError{Object: object, Diffs: diffs, Err: err}
+		return "", 0, &DriftError{Object: object, Diffs: diffs, Err: err}
 	}
-	return action.Configured, nil
+	return action.Configured, fingerprintOf(now), nil
+}
+
+// fingerprintOf is the Fingerprint of info's config, 0 without one.
+func fingerprintOf(info *jetstream.StreamInfo) uint64 {
+	if info == nil {
+		return 0
+	}
+	return Fingerprint(info.Config)
 }
 
 // EnsureConsumer makes durable consumer cfg exist on stream as
