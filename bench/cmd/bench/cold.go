@@ -26,8 +26,9 @@ type coldResult struct {
 	Store storeUse `json:"store"`
 }
 
-// runFloor measures the floor for n components on a fresh env.
-func (b *bench) runFloor(ctx context.Context, n, round int) (coldResult, error) {
+// runFloor measures the floor for n components on a fresh env. When then
+// is not nil it runs on that env, checked, before it is torn down.
+func (b *bench) runFloor(ctx context.Context, n, round int, then func(*env) error) (coldResult, error) {
 	e, err := newEnv(ctx, b.log)
 	if err != nil {
 		return coldResult{}, err
@@ -42,7 +43,10 @@ func (b *bench) runFloor(ctx context.Context, n, round int) (coldResult, error) 
 	if r.Store, err = e.storeUse(ctx); err != nil {
 		return r, err
 	}
-	return r, e.verify(ctx, n)
+	if err := e.verify(ctx, n); err != nil || then == nil {
+		return r, err
+	}
+	return r, then(e)
 }
 
 // runCold measures serve's cold convergence for n components on a fresh

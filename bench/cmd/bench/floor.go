@@ -48,8 +48,36 @@ func (e *env) rawWrite(ctx context.Context, c api.Component, rev uint64, cluster
 			return err
 		}
 	}
+	return e.rawStatus(ctx, c, rev, cluster)
+}
+
+// rawUpdate makes the writes a changed env value costs serve: the
+// Deployment's apply (the stream, consumer and NetworkPolicy are
+// unchanged, and serve skips them) and the status record.
+func (e *env) rawUpdate(ctx context.Context, c api.Component, rev uint64, cluster render.Cluster) error {
+	objs, err := render.Render(c, rev, cluster)
+	if err != nil {
+		return err
+	}
+	kids, err := objs.Children()
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		if k.GetKind() != "Deployment" {
+			continue
+		}
+		if _, err := e.kube.Apply(ctx, k, apply.KnownLive(&metav1.PartialObjectMetadata{})); err != nil {
+			return err
+		}
+	}
+	return e.rawStatus(ctx, c, rev, cluster)
+}
+
+// rawStatus puts an Applied status record of c at rev.
+func (e *env) rawStatus(ctx context.Context, c api.Component, rev uint64, cluster render.Cluster) error {
 	now := time.Now()
-	_, err = e.statuses.Put(ctx, api.Status{Component: api.KeyOf(c), Cluster: cluster.Name, ObservedRevision: rev,
+	_, err := e.statuses.Put(ctx, api.Status{Component: api.KeyOf(c), Cluster: cluster.Name, ObservedRevision: rev,
 		Conditions: []api.Condition{{Type: api.ConditionApplied, Status: api.ConditionTrue, LastTransitionTime: now}},
 		UpdatedAt:  now})
 	return err

@@ -44,6 +44,10 @@ type bench struct {
 	profile    bool
 	profileN   int
 	profileFor time.Duration
+	// churnRates (puts per second, ascending) and churnFor: the sustained
+	// churn's steps and how long each lasts.
+	churnRates []int
+	churnFor   time.Duration
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -87,6 +91,9 @@ func run(ctx context.Context, args []string) error {
 	fs.DurationVar(&b.resyncWithin, "resync-within", 0, "longest wait for a controller's periodic resync in the steady state (default: -resync plus 2 minutes)")
 	fs.BoolVar(&b.profile, "profile", false, "save serve's CPU profile (from start) and heap profile (at convergence) at the largest -n into -out")
 	fs.DurationVar(&b.profileFor, "profile-for", 30*time.Second, "length of the CPU profile")
+	churnAt := fs.String("churn", "0", `counts (of -n, comma-separated) at which to measure the sustained churn: changed specs put to random keys at each -churn-rates for -churn-for, serve and B1 (when measured at that count), beside the floor's maximum update rate ("0": none)`)
+	churnRates := fs.String("churn-rates", "50,100,200,500", "the churn's rates, puts per second, comma-separated")
+	fs.DurationVar(&b.churnFor, "churn-for", 2*time.Minute, "how long the churn puts at each rate")
 	report := fs.String("report", "", "measure nothing: write the tables and chart of this results.json into -out")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -103,16 +110,16 @@ func run(ctx context.Context, args []string) error {
 	if b.resyncWithin == 0 {
 		b.resyncWithin = b.resync + 2*time.Minute
 	}
-	var steadyNs []int
-	if *steadyAt != "0" && *steadyAt != "" {
-		if steadyNs, err = parseCounts(*steadyAt); err != nil {
-			return fmt.Errorf("-steady: %w", err)
-		}
+	steadyNs, err := countsOf("-steady", *steadyAt, counts)
+	if err != nil {
+		return err
 	}
-	for _, n := range steadyNs {
-		if !slices.Contains(counts, n) {
-			return fmt.Errorf("-steady %d is not one of -n %s", n, *ns)
-		}
+	churnNs, err := countsOf("-churn", *churnAt, counts)
+	if err != nil {
+		return err
+	}
+	if b.churnRates, err = parseRates(*churnRates); err != nil {
+		return err
 	}
 	if *repo == "" {
 		if *repo, err = findRepo(); err != nil {
@@ -146,13 +153,15 @@ func run(ctx context.Context, args []string) error {
 	res := results{Machine: machine(), Workers: b.workers, Started: time.Now(), Command: strings.Join(os.Args, " ")}
 	for round := 1; round <= *rounds; round++ {
 		for _, n := range counts {
-			m := measurement{n: n, round: round, steady: slices.Contains(steadyNs, n) && round == 1, compare: compare}
+			m := measurement{n: n, round: round, steady: slices.Contains(steadyNs, n) && round == 1,
+				churn: slices.Contains(churnNs, n) && round == 1, compare: compare}
 			if n > *compareMax {
 				m.compare = nil
 			}
 			if b.crBin != "" && n <= *baselineMax {
 				m.baselines = b.baselines(limits)
 				m.steadyBaseline = m.steady && *steadyBaseline
+				m.churnBaseline = m.churn
 			}
 			if err := b.measure(ctx, m, &res); err != nil {
 				// What was measured before the failure is kept.
@@ -168,36 +177,41 @@ func run(ctx context.Context, args []string) error {
 type measurement struct {
 	n, round               int
 	steady, steadyBaseline bool
+	churn, churnBaseline   bool
 	compare                []string
 	baselines              []baselineVariant
 }
 
-// measure runs the floor, serve with its defaults (then the steady-state
-// measurements, when asked), serve with the comparison flags and the
-// controller-runtime baselines (the last, B1, then its steady state too).
+// What runs on a converged controller before it is torn down.
+type (
+	serveThen    = func(*env, *proc, *tracker) error
+	baselineThen = func(*env, *proc, *crTracker) error
+)
+
+// measure runs the floor (then its maximum update rate, with the churn),
+// serve with its defaults (then the steady-state measurements and the
+// churn, when asked), serve with the comparison flags and the
+// controller-runtime baselines (the last, B1, then its steady state and
+// churn too).
 func (b *bench) measure(ctx context.Context, m measurement, res *results) error {
-	r, err := b.runFloor(ctx, m.n, m.round)
+	var floorThen func(*env) error
+	if m.churn {
+		floorThen = func(e *env) error {
+			b.logf("floor: maximum update rate over %s, %d writers", churnFloorWindow, b.workers)
+			f, err := e.floorRate(ctx, m.n, b.workers, churnFloorWindow)
+			if err == nil {
+				res.ChurnFloor = append(res.ChurnFloor, f)
+			}
+			return err
+		}
+	}
+	r, err := b.runFloor(ctx, m.n, m.round, floorThen)
 	if err != nil {
 		return err
 	}
 	res.Cold = append(res.Cold, r)
-	var then func(*env, *proc, *tracker) error
-	if m.steady {
-		then = func(e *env, p *proc, t *tracker) error {
-			s, err := b.steady(ctx, e, p, b.serveTarget(e, t, m.n), m.n)
-			res.Steady = append(res.Steady, s)
-			return err
-		}
-	}
-	if r, err = b.runCold(ctx, m.n, m.round, nil, then, false); err != nil {
+	if err := b.measureServe(ctx, m, res); err != nil {
 		return err
-	}
-	res.Cold = append(res.Cold, r)
-	if b.profile && m.n == b.profileN && m.round == 1 {
-		// Profiled apart, so that the profiler's cost is in no figure.
-		if _, err = b.runCold(ctx, m.n, m.round, nil, nil, true); err != nil {
-			return err
-		}
 	}
 	if m.compare != nil {
 		if r, err = b.runCold(ctx, m.n, m.round, m.compare, nil, false); err != nil {
@@ -205,24 +219,114 @@ func (b *bench) measure(ctx context.Context, m measurement, res *results) error 
 		}
 		res.Cold = append(res.Cold, r)
 	}
-	for i, v := range m.baselines {
-		var then func(*env, *proc, *crTracker) error
-		if m.steadyBaseline && i == len(m.baselines)-1 {
-			if b.resync > 0 {
-				v.args = append(slices.Clone(v.args), "-sync-period", b.resync.String())
-			}
-			then = func(e *env, p *proc, t *crTracker) error {
-				s, err := b.steady(ctx, e, p, b.baselineTarget(e, t, v, m.n), m.n)
-				res.Steady = append(res.Steady, s)
-				return err
-			}
+	return b.measureBaselines(ctx, m, res)
+}
+
+// measureServe runs serve with its defaults, then its steady state or
+// churn; when both are asked, the churn gets a converged serve of its own
+// (in no cold figure), since the steady state ends by restarting it. The
+// profiled run comes last.
+func (b *bench) measureServe(ctx context.Context, m measurement, res *results) error {
+	var then, apart serveThen
+	steady := func(e *env, p *proc, t *tracker) error {
+		s, err := b.steady(ctx, e, p, b.serveTarget(e, t, m.n), m.n)
+		res.Steady = append(res.Steady, s)
+		return err
+	}
+	churn := func(e *env, p *proc, t *tracker) error {
+		c, err := b.churn(ctx, p, b.serveTarget(e, t, m.n), m.n)
+		res.Churn = append(res.Churn, c)
+		return err
+	}
+	switch {
+	case m.steady && m.churn:
+		then, apart = steady, churn
+	case m.steady:
+		then = steady
+	case m.churn:
+		then = churn
+	}
+	r, err := b.runCold(ctx, m.n, m.round, nil, then, false)
+	if err != nil {
+		return err
+	}
+	res.Cold = append(res.Cold, r)
+	if apart != nil {
+		if _, err := b.runCold(ctx, m.n, m.round, nil, apart, false); err != nil {
+			return err
 		}
-		if r, err = b.runBaseline(ctx, m.n, m.round, v, then); err != nil {
+	}
+	if b.profile && m.n == b.profileN && m.round == 1 {
+		// Profiled apart, so that the profiler's cost is in no figure.
+		_, err = b.runCold(ctx, m.n, m.round, nil, nil, true)
+	}
+	return err
+}
+
+// measureBaselines runs each baseline variant; the last, B1, then gets its
+// steady state and churn as serve does.
+func (b *bench) measureBaselines(ctx context.Context, m measurement, res *results) error {
+	for i, v := range m.baselines {
+		run, then, apart := v, baselineThen(nil), baselineThen(nil)
+		if i == len(m.baselines)-1 {
+			run, then, apart = b.baselineThens(ctx, m, v, res)
+		}
+		r, err := b.runBaseline(ctx, m.n, m.round, run, then)
+		if err != nil {
 			return err
 		}
 		res.Cold = append(res.Cold, r)
+		if apart != nil {
+			if _, err := b.runBaseline(ctx, m.n, m.round, v, apart); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// baselineThens is what B1 (variant v) runs converged: the variant to run
+// (with the periodic resync under measurement for the steady state), then
+// its steady state or churn, and the churn apart when both are asked.
+func (b *bench) baselineThens(ctx context.Context, m measurement, v baselineVariant, res *results) (baselineVariant, baselineThen, baselineThen) {
+	var churn baselineThen
+	if m.churnBaseline {
+		churn = func(e *env, p *proc, t *crTracker) error {
+			c, err := b.churn(ctx, p, b.baselineTarget(e, t, v, m.n), m.n)
+			res.Churn = append(res.Churn, c)
+			return err
+		}
+	}
+	if !m.steadyBaseline {
+		return v, churn, nil
+	}
+	run := v
+	if b.resync > 0 {
+		run.args = append(slices.Clone(v.args), "-sync-period", b.resync.String())
+	}
+	steady := func(e *env, p *proc, t *crTracker) error {
+		s, err := b.steady(ctx, e, p, b.baselineTarget(e, t, run, m.n), m.n)
+		res.Steady = append(res.Steady, s)
+		return err
+	}
+	return run, steady, churn
+}
+
+// countsOf reads a flag of counts that must be among -n ("0" or "": none).
+func countsOf(name, s string, counts []int) ([]int, error) {
+	if s == "0" || s == "" {
+		return nil, nil
+	}
+	out, err := parseCounts(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for _, n := range out {
+		if !slices.Contains(counts, n) {
+			return nil, fmt.Errorf("%s %d is not one of -n %v", name, n, counts)
+		}
+	}
+	return out, nil
 }
 
 func parseCounts(s string) ([]int, error) {

@@ -20,6 +20,10 @@ type results struct {
 	Started time.Time      `json:"started"`
 	Cold    []coldResult   `json:"cold"`
 	Steady  []steadyResult `json:"steady"`
+	// Churn is the sustained churn of each controller measured, beside
+	// the floor's maximum update rate at the same N.
+	Churn      []churnResult `json:"churn,omitempty"`
+	ChurnFloor []churnFloor  `json:"churnFloor,omitempty"`
 	// Failed says why the run stopped early (the rest is what it measured).
 	Failed string `json:"failed,omitempty"`
 }
@@ -77,7 +81,7 @@ func (r results) write(dir string, w io.Writer) error {
 }
 
 // markdown writes the cold table (each controller row with its ratio to
-// the floor of the same round) and the steady-state table.
+// the floor of the same round), the steady-state and the churn tables.
 func (r results) markdown(w io.Writer) {
 	fmt.Fprintf(w, "Machine: %s. Floor, serve and B1: %d writers / workers.\n", r.Machine, r.Workers)
 	if r.Command != "" {
@@ -99,6 +103,7 @@ func (r results) markdown(w io.Writer) {
 			c.Time.Seconds(), float64(c.Time.Microseconds())/1000/float64(c.N), ratio, cpu, rss, apf)
 	}
 	steadyTables(w, r.Steady)
+	churnTables(w, r)
 }
 
 // steadyTables writes one table per N, a column per system.
@@ -152,13 +157,17 @@ func steadyTables(w io.Writer, all []steadyResult) {
 			if s.ResyncMissing {
 				return "none came"
 			}
-			if s.ResyncReconciles == 0 {
+			if !s.ResyncMeasured {
 				return "not measured (-resync 0)"
 			}
-			return fmt.Sprintf("%s, %.2f s CPU, %v reconciles", ms(s.ResyncTime), s.ResyncCPU.Seconds(), s.ResyncReconciles)
+			first := ""
+			if s.ResyncFirstTime > 0 {
+				first = fmt.Sprintf(" (the second after start; the first took %s)", ms(s.ResyncFirstTime))
+			}
+			return fmt.Sprintf("%s, %.2f s CPU, %v reconciles%s", ms(s.ResyncTime), s.ResyncCPU.Seconds(), s.ResyncReconciles, first)
 		})
 		row("periodic resync: writes", func(s steadyResult) string {
-			if s.ResyncReconciles == 0 {
+			if !s.ResyncMeasured {
 				return "not measured"
 			}
 			return per(s.ResyncWrites, 1)

@@ -53,11 +53,14 @@ type proc struct {
 type counters struct {
 	reconciles, depth string
 	labels            []string
+	// fullRechecks counts serve's full rechecks, which reconcile only what
+	// they find changed ("": the resync is seen in reconciles).
+	fullRechecks string
 }
 
 var (
-	serveCounters             = counters{"tinyctl_reconcile_duration_seconds_count", "tinyctl_queue_depth", nil}
-	controllerRuntimeCounters = counters{"controller_runtime_reconcile_total", "workqueue_depth", []string{`controller="component"`}}
+	serveCounters             = counters{"tinyctl_reconcile_duration_seconds_count", "tinyctl_queue_depth", nil, "tinyctl_rechecks_total"}
+	controllerRuntimeCounters = counters{"controller_runtime_reconcile_total", "workqueue_depth", []string{`controller="component"`}, ""}
 )
 
 // startServe starts `bin serve` against e as its ServiceAccount with extra

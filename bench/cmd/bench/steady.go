@@ -51,6 +51,10 @@ type steadyResult struct {
 	ResyncReconciles float64       `json:"resyncReconciles"`
 	ResyncWrites     writeCount    `json:"resyncWrites"`
 	ResyncMissing    bool          `json:"resyncMissing,omitempty"` // none came within -resync-within
+	ResyncMeasured   bool          `json:"resyncMeasured,omitempty"`
+	// ResyncFirstTime is serve's first full recheck after its start, which
+	// renders every spec once (the second is the one measured above).
+	ResyncFirstTime time.Duration `json:"resyncFirstTime,omitempty"`
 	// Restart with nothing changed: process start to ready (serve's
 	// /readyz as leader; the baseline has no such signal: its queue empty
 	// and quiet), and the writes made by then.
@@ -315,6 +319,9 @@ func (b *bench) measureResync(ctx context.Context, e *env, p *proc, tg target, j
 	if b.resync == 0 {
 		return nil
 	}
+	if p.counters.fullRechecks != "" {
+		return b.measureAudit(ctx, e, p, tg, js, r)
+	}
 	b.logf("%s: waiting for its periodic resync (%s after start)", r.System, b.resync)
 	n0, err := p.reconciles()
 	if err != nil {
@@ -337,26 +344,42 @@ func (b *bench) measureResync(ctx context.Context, e *env, p *proc, tg target, j
 	if err != nil {
 		return err
 	}
-	end := p.started.Add(b.resync * 11 / 10)
-	select {
-	case <-time.After(time.Until(end)): // the window is a measurement, not a wait for a condition
-	case <-p.exited:
-		return p.alive()
-	}
-	if err := quiet(ctx, p); err != nil {
-		return err
-	}
-	u1, err := p.usage()
-	if err != nil {
-		return err
-	}
-	n1, err := p.reconciles()
+	u1, n1, err := b.closeWindow(ctx, p, p.started.Add(b.resync*11/10))
 	if err != nil {
 		return err
 	}
 	r.ResyncTime, r.ResyncCPU, r.ResyncReconciles = time.Since(start), u1.CPU-u0.CPU, n1-n0
+	r.ResyncMeasured = true
 	r.ResyncWrites, err = e.since(ctx, m, js, tg.agent, "")
 	return err
+}
+
+// closeWindow waits until end (the window is a measurement, not a wait
+// for a condition), then until p is quiet, and returns p's usage and
+// reconciles by then.
+func (b *bench) closeWindow(ctx context.Context, p *proc, end time.Time) (usage, float64, error) {
+	if err := b.until(p, end); err != nil {
+		return usage{}, 0, err
+	}
+	if err := quiet(ctx, p); err != nil {
+		return usage{}, 0, err
+	}
+	u, err := p.usage()
+	if err != nil {
+		return usage{}, 0, err
+	}
+	n, err := p.reconciles()
+	return u, n, err
+}
+
+// until waits for t unless p exits.
+func (b *bench) until(p *proc, t time.Time) error {
+	select {
+	case <-time.After(time.Until(t)):
+		return nil
+	case <-p.exited:
+		return p.alive()
+	}
 }
 
 // restarts stops p and starts the controller twice: once to count what a

@@ -22,6 +22,7 @@ type readySeen struct {
 // records (tracker) or the baseline's Component statuses (crTracker).
 type readiness interface {
 	readyAt(key string, rev uint64) (time.Time, bool)
+	firstReady(key string, rev uint64) (readySeen, bool)
 	waitAllReady(ctx context.Context, want map[string]uint64, within time.Duration, alive func() error) error
 }
 
@@ -73,14 +74,22 @@ func (t *tracker) run() {
 
 // readyAt returns when key was first seen Ready at revision rev or later.
 func (t *seenLog) readyAt(key string, rev uint64) (time.Time, bool) {
+	s, ok := t.firstReady(key, rev)
+	return s.at, ok
+}
+
+// firstReady returns the first Ready seen for key at revision rev or
+// later: its revision (a later one when rev was never reported itself)
+// and when.
+func (t *seenLog) firstReady(key string, rev uint64) (readySeen, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, s := range t.ready[key] {
 		if s.rev >= rev {
-			return s.at, true
+			return s, true
 		}
 	}
-	return time.Time{}, false
+	return readySeen{}, false
 }
 
 // readyCount counts the keys of want seen Ready at their revision or later.
