@@ -13,7 +13,7 @@ import (
 // field set, which apply's up-to-date check needs; tinyctl's own set and
 // the status entries go.
 func TestTrimChildKeepsWhatTheLoopReads(t *testing.T) {
-	set := &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:team":{}}}}`)}
+	set := metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{"f:team":{}}}}`)
 	now := metav1.Now()
 	in := &metav1.PartialObjectMetadata{
 		TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "PartialObjectMetadata"},
