@@ -40,8 +40,9 @@ const (
 // succeeded.
 type settledMark struct {
 	rev uint64
-	// stream is the Fingerprint of the live stream config a recheck last
-	// found to match the spec at rev (0: not compared yet).
+	// stream is the Fingerprint of the live stream config last known to
+	// match the spec at rev: as the reconcile ensured it, or as a recheck
+	// compared it (0: unknown).
 	stream uint64
 }
 
