@@ -30,7 +30,7 @@ import (
 // a published job, then presses Ctrl-C.
 func TestDevRunsEverythingAndLeavesNothingBehind(t *testing.T) {
 	cmd, lines := startDev(t, "--nats-port", "-1",
-		"--health-addr", testenv.FreeAddr(t), "--metrics-addr", testenv.FreeAddr(t),
+		"--health-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
 		"--examples", "examples")
 	out := readUntil(t, lines, "export TINYCTL_NATS_URL=", 3*time.Minute)
 	kubeconfig := valueAfter(out, "export KUBECONFIG=")
