@@ -284,8 +284,9 @@ func (p *Process) heartbeat(ctx context.Context) {
 			probe.refresh(rctx, hb)
 		}
 		p.reportAccounts(hb)
-		conflicts.refresh(rctx, hb)
+		hb.Conflict = conflicts.current()
 	}
+	go conflicts.run(ctx, opts.Heartbeat, opts.Interval)
 	err := p.statuses.RunHeartbeat(ctx, opts)
 	if err != nil && ctx.Err() == nil {
 		zerolog.Ctx(ctx).Error().Err(err).Msg("heartbeat stopped")
