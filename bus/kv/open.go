@@ -145,21 +145,17 @@ func Open(ctx context.Context, c *bus.Conn, cfg Config, mode Mode) (*Bucket, err
 	}
 	b := &Bucket{c: c, name: cfg.Bucket}
 	err := c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
-		kv, err := b.bind(ctx, cfg, mode)
-		if err != nil {
-			return err
-		}
-		b.kv = kv
-		if b.cfg, err = liveConfig(ctx, kv); err != nil {
-			return err
-		}
-		if mode == Ensure {
-			if err := check(cfg, b.cfg); err != nil {
+		for attempt := 1; ; attempt++ {
+			err := b.open(ctx, cfg, mode)
+			if mode == Existing || !errors.Is(err, jetstream.ErrStreamNotFound) || attempt == notYetVisibleTries {
 				return err
 			}
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(notYetVisibleWait):
+			}
 		}
-		b.stream, err = c.JetStream().Stream(ctx, "KV_"+cfg.Bucket)
-		return err
 	})
 	var cfgErr *BucketConfigError
 	if errors.As(err, &cfgErr) {
@@ -169,6 +165,36 @@ func Open(ctx context.Context, c *bus.Conn, cfg Config, mode Mode) (*Bucket, err
 		return nil, bus.Classify("open bucket "+cfg.Bucket, err)
 	}
 	return b, nil
+}
+
+// A bucket that a server of a JetStream cluster has just created (this
+// process, or another that won the creation race) is not always visible
+// at once to a request another server answers: "stream not found" then is
+// tried again, notYetVisibleTries times notYetVisibleWait apart, when
+// Open may create the bucket. (Two controllers starting together on a
+// fresh 3-node cluster: one exited on it.)
+const (
+	notYetVisibleTries = 20
+	notYetVisibleWait  = 250 * time.Millisecond
+)
+
+// open binds to the bucket and reads its settings and stream.
+func (b *Bucket) open(ctx context.Context, cfg Config, mode Mode) error {
+	kv, err := b.bind(ctx, cfg, mode)
+	if err != nil {
+		return err
+	}
+	b.kv = kv
+	if b.cfg, err = liveConfig(ctx, kv); err != nil {
+		return err
+	}
+	if mode == Ensure {
+		if err := check(cfg, b.cfg); err != nil {
+			return err
+		}
+	}
+	b.stream, err = b.c.JetStream().Stream(ctx, "KV_"+cfg.Bucket)
+	return err
 }
 
 // bind finds the bucket, creating it when mode allows.
