@@ -20,7 +20,13 @@ func (s Spec) deepCopy() Spec {
 	out := s
 	out.Command = slices.Clone(s.Command)
 	out.Args = slices.Clone(s.Args)
-	out.Env = slices.Clone(s.Env)
+	out.Env = copyEnv(s.Env)
+	out.EnvFrom = copyEnvFrom(s.EnvFrom)
+	out.Volumes = copyVolumes(s.Volumes)
+	out.ImagePullSecrets = slices.Clone(s.ImagePullSecrets)
+	out.NodeSelector = maps.Clone(s.NodeSelector)
+	out.Tolerations = copyTolerations(s.Tolerations)
+	out.TerminationGracePeriodSeconds = clonePtr(s.TerminationGracePeriodSeconds)
 	out.Resources = s.Resources.deepCopy()
 	out.Jobs.Subjects = slices.Clone(s.Jobs.Subjects)
 	out.Jobs.Publish = slices.Clone(s.Jobs.Publish)
@@ -80,7 +86,7 @@ func copyOverrides(overrides []Override) []Override {
 		o.Replicas = clonePtr(o.Replicas)
 		o.MinReplicas = clonePtr(o.MinReplicas)
 		o.MaxReplicas = clonePtr(o.MaxReplicas)
-		o.Env = slices.Clone(o.Env)
+		o.Env = copyEnv(o.Env)
 		o.Resources = o.Resources.deepCopy()
 		o.Suspend = clonePtr(o.Suspend)
 		out[i] = o
@@ -94,4 +100,40 @@ func clonePtr[T any](p *T) *T {
 	}
 	v := *p
 	return &v
+}
+
+// copyEnv copies the variables and where their values come from.
+func copyEnv(env []EnvVar) []EnvVar {
+	out := slices.Clone(env)
+	for i, e := range out {
+		if f := e.ValueFrom; f != nil {
+			out[i].ValueFrom = &EnvSource{SecretKeyRef: clonePtr(f.SecretKeyRef), ConfigMapKeyRef: clonePtr(f.ConfigMapKeyRef)}
+		}
+	}
+	return out
+}
+
+func copyEnvFrom(in []EnvFromSource) []EnvFromSource {
+	out := slices.Clone(in)
+	for i, e := range out {
+		out[i].SecretRef, out[i].ConfigMapRef = clonePtr(e.SecretRef), clonePtr(e.ConfigMapRef)
+	}
+	return out
+}
+
+func copyVolumes(in []Volume) []Volume {
+	out := slices.Clone(in)
+	for i, v := range out {
+		out[i].Secret, out[i].ConfigMap = clonePtr(v.Secret), clonePtr(v.ConfigMap)
+		out[i].Items = slices.Clone(v.Items)
+	}
+	return out
+}
+
+func copyTolerations(in []Toleration) []Toleration {
+	out := slices.Clone(in)
+	for i, t := range out {
+		out[i].TolerationSeconds = clonePtr(t.TolerationSeconds)
+	}
+	return out
 }

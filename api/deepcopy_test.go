@@ -25,6 +25,13 @@ func TestDeepCopySharesNothing(t *testing.T) {
 	cp.Metadata.Annotations["example.com/owner"] = "x"
 	cp.Spec.Command[0], cp.Spec.Args[0] = "x", "x"
 	cp.Spec.Env[0].Name = "X"
+	cp.Spec.Env[2].ValueFrom.SecretKeyRef.Key = "x"
+	cp.Spec.EnvFrom[0].ConfigMapRef.Name = "x"
+	cp.Spec.Volumes[0].Secret.Name, cp.Spec.Volumes[0].Items[0].Path = "x", "x"
+	cp.Spec.ImagePullSecrets[0].Name = "x"
+	cp.Spec.NodeSelector["disk"] = "x"
+	*cp.Spec.Tolerations[0].TolerationSeconds = 9
+	*cp.Spec.TerminationGracePeriodSeconds = 9
 	cp.Spec.Resources.Requests["cpu"] = "9"
 	cp.Spec.Resources.Limits["memory"] = "9Gi"
 	cp.Spec.Jobs.Subjects[0] = "x"
@@ -73,7 +80,15 @@ func fullComponent() api.Component {
 			Image:   "registry.example.com/acme/extractor:1.4.2",
 			Command: []string{"/worker"},
 			Args:    []string{"--mode=pdf"},
-			Env:     []api.EnvVar{{Name: "LOG_LEVEL", Value: "info"}, {Name: "MODE", Value: "pdf"}},
+			Env: []api.EnvVar{{Name: "LOG_LEVEL", Value: "info"}, {Name: "MODE", Value: "pdf"},
+				{Name: "DB_PASSWORD", ValueFrom: &api.EnvSource{SecretKeyRef: &api.KeyRef{Name: "db", Key: "password"}}}},
+			EnvFrom: []api.EnvFromSource{{ConfigMapRef: &api.ObjectRef{Name: "settings"}}},
+			Volumes: []api.Volume{{Name: "tls", MountPath: "/etc/tls", Secret: &api.ObjectRef{Name: "db-tls"},
+				Items: []api.KeyToPath{{Key: "ca.crt", Path: "ca.pem"}}}},
+			ImagePullSecrets:              []api.LocalObjectReference{{Name: "registry"}},
+			NodeSelector:                  map[string]string{"disk": "ssd"},
+			Tolerations:                   []api.Toleration{{Key: "dedicated", Operator: "Exists", Effect: "NoExecute", TolerationSeconds: ptr.To(int64(60))}},
+			TerminationGracePeriodSeconds: ptr.To(int64(60)),
 			Resources: &api.Resources{
 				Requests: map[string]string{"cpu": "100m", "memory": "128Mi"},
 				Limits:   map[string]string{"memory": "256Mi"},

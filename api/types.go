@@ -34,6 +34,24 @@ type Spec struct {
 	Command []string `json:"command,omitempty"`
 	Args    []string `json:"args,omitempty"`
 	Env     []EnvVar `json:"env,omitempty"`
+	// EnvFrom adds every key of Secrets and ConfigMaps of the component's
+	// namespace to the environment.
+	EnvFrom []EnvFromSource `json:"envFrom,omitempty"`
+	// Volumes mount Secrets and ConfigMaps of the component's namespace,
+	// read-only, into the worker container.
+	Volumes []Volume `json:"volumes,omitempty"`
+	// ImagePullSecrets name the registry credentials (Secrets of type
+	// kubernetes.io/dockerconfigjson) the kubelet pulls Image with.
+	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	// NodeSelector, Tolerations and PriorityClassName place and rank the
+	// worker's pods as in a pod spec.
+	NodeSelector      map[string]string `json:"nodeSelector,omitempty"`
+	Tolerations       []Toleration      `json:"tolerations,omitempty"`
+	PriorityClassName string            `json:"priorityClassName,omitempty"`
+	// TerminationGracePeriodSeconds is how long a stopping pod may take
+	// (Kubernetes' default: 30). The worker library drains running jobs
+	// for all of it but the last 5 seconds.
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
 	// Resources are Kubernetes quantities keyed by resource name (cpu,
 	// memory, ephemeral-storage).
 	Resources *Resources `json:"resources,omitempty"`
@@ -55,10 +73,12 @@ type Spec struct {
 	Suspend bool `json:"suspend,omitempty"`
 }
 
-// EnvVar is one environment variable of the worker container.
+// EnvVar is one environment variable of the worker container: a literal
+// Value, or a key of a Secret or ConfigMap (ValueFrom).
 type EnvVar struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
+	Name      string     `json:"name"`
+	Value     string     `json:"value,omitempty"`
+	ValueFrom *EnvSource `json:"valueFrom,omitempty"`
 }
 
 // Resources are container requests and limits as Kubernetes quantity strings.

@@ -110,7 +110,27 @@ func renderCases() []renderCase {
 		{PodLabels: map[string]string{"app": "cache"}, Ports: []api.Port{{Port: 6379}, {Port: 6380, Protocol: "UDP"}}},
 	}}})
 
+	pod := component("ledger", api.Spec{
+		Replicas: ptr.To[int32](2),
+		Env: []api.EnvVar{{Name: "LOG_LEVEL", Value: "info"},
+			{Name: "DB_PASSWORD", ValueFrom: &api.EnvSource{SecretKeyRef: &api.KeyRef{Name: "ledger-db", Key: "password"}}},
+			{Name: "REGION", ValueFrom: &api.EnvSource{ConfigMapKeyRef: &api.KeyRef{Name: "site", Key: "region", Optional: true}}}},
+		EnvFrom: []api.EnvFromSource{{Prefix: "APP_", ConfigMapRef: &api.ObjectRef{Name: "ledger-settings"}},
+			{SecretRef: &api.ObjectRef{Name: "ledger-keys", Optional: true}}},
+		Volumes: []api.Volume{
+			{Name: "db-tls", MountPath: "/etc/db-tls", Secret: &api.ObjectRef{Name: "ledger-db-tls"}, Items: []api.KeyToPath{{Key: "ca.crt", Path: "ca.pem"}}},
+			{Name: "rules", MountPath: "/etc/rules", ConfigMap: &api.ObjectRef{Name: "ledger-rules"}},
+		},
+		ImagePullSecrets:  []api.LocalObjectReference{{Name: "registry"}},
+		NodeSelector:      map[string]string{"disktype": "ssd"},
+		Tolerations:       []api.Toleration{{Key: "dedicated", Operator: "Equal", Value: "workers", Effect: "NoSchedule"}, {Operator: "Exists", Effect: "NoExecute", TolerationSeconds: ptr.To[int64](300)}},
+		PriorityClassName: "batch-low",
+		// 120s: the worker library drains for 115s.
+		TerminationGracePeriodSeconds: ptr.To[int64](120),
+	})
+
 	return []renderCase{
+		{"pod-essentials", pod, withMintedCredentials()},
 		{"minimal", component("minimal", api.Spec{}), testCluster()},
 		{"scaled-to-zero", scaled, withCredentials()},
 		{"fixed-replicas", fixed, testCluster()},

@@ -3,6 +3,8 @@ package render
 import (
 	"cmp"
 	"errors"
+
+	"github.com/tinyctl/tinyctl/api/podlayout"
 )
 
 // Defaults used by DefaultCluster and filled in by Cluster.WithDefaults.
@@ -29,7 +31,7 @@ const (
 
 // CredentialsDir is where the NATS credentials Secret is mounted in the
 // worker container, read-only.
-const CredentialsDir = "/etc/tinyctl/nats"
+const CredentialsDir = podlayout.CredentialsDir
 
 // Cluster is what rendering needs to know about the cluster a component runs
 // in: where its NATS broker is, how KEDA reaches it, and how workers run.

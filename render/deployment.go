@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"time"
 
 	"github.com/tinyctl/tinyctl/api/defaults"
 	"github.com/tinyctl/tinyctl/api/workerenv"
@@ -15,14 +16,15 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/podlayout"
 )
 
 // Names inside the worker pod.
 const (
 	// ContainerName is the worker container's name.
 	ContainerName = "worker"
-	tmpVolume     = "tmp"
-	credsVolume   = "nats-creds"
+	tmpVolume     = podlayout.TmpVolume
+	credsVolume   = podlayout.CredentialsVolume
 	// credsMode lets the owner and the fsGroup read the credentials file.
 	credsMode int32 = 0o440
 	// MinReadySeconds is how long a worker pod must stay ready before it
@@ -39,6 +41,11 @@ func deployment(c api.Component, cl Cluster, m meta) (*appsv1.Deployment, error)
 		return nil, err
 	}
 	md := c.Metadata
+	ps := podSpec(ctr, cl.RunAsUser, credentialsSecret(c, cl))
+	if err := withNamespaceObjects(&ps, c.Spec, cl); err != nil {
+		return nil, err
+	}
+	withScheduling(&ps, c.Spec)
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: m.objectMeta(reloadAnnotation(c, cl)),
@@ -47,7 +54,7 @@ func deployment(c api.Component, cl Cluster, m meta) (*appsv1.Deployment, error)
 			MinReadySeconds: MinReadySeconds,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: objectLabels(md.Namespace, md.Name, md.Labels)},
-				Spec:       podSpec(ctr, cl.RunAsUser, credentialsSecret(c, cl)),
+				Spec:       ps,
 			},
 		},
 	}
@@ -138,7 +145,7 @@ func container(c api.Component, cl Cluster) (corev1.Container, error) {
 			ReadOnlyRootFilesystem:   ptr.To(true),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		},
-		VolumeMounts: []corev1.VolumeMount{{Name: tmpVolume, MountPath: "/tmp"}},
+		VolumeMounts: []corev1.VolumeMount{{Name: tmpVolume, MountPath: podlayout.TmpMountPath}},
 	}
 	if credentialsSecret(c, cl) != "" {
 		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{
@@ -152,6 +159,7 @@ func container(c api.Component, cl Cluster) (corev1.Container, error) {
 // variable may not reuse a name: server-side apply refuses duplicate keys.
 func containerEnv(c api.Component, cl Cluster) ([]corev1.EnvVar, error) {
 	env := append(natsEnv(c, cl), telemetryEnv(c, cl)...)
+	env = append(env, drainEnv(c.Spec.TerminationGracePeriodSeconds)...)
 	seen := make(map[string]bool, len(env)+len(c.Spec.Env))
 	for _, e := range env {
 		seen[e.Name] = true
@@ -161,7 +169,11 @@ func containerEnv(c api.Component, cl Cluster) ([]corev1.EnvVar, error) {
 			return nil, fmt.Errorf("spec.env[%d]: name %q is set twice or reserved by tinyctl", i, e.Name)
 		}
 		seen[e.Name] = true
-		env = append(env, corev1.EnvVar{Name: e.Name, Value: e.Value})
+		v := corev1.EnvVar{Name: e.Name, Value: e.Value}
+		if e.ValueFrom != nil {
+			v.Value, v.ValueFrom = "", envValueFrom(e.ValueFrom)
+		}
+		env = append(env, v)
 	}
 	return env, nil
 }
@@ -195,6 +207,22 @@ func natsEnv(c api.Component, cl Cluster) []corev1.EnvVar {
 		env = append(env, file(workerenv.NATSCert, TLSCertKey), file(workerenv.NATSKey, TLSKeyKey))
 	}
 	return env
+}
+
+// drainEnv gives the worker library all of the pod's termination grace
+// period but its last 5 seconds (half of it when it is 10 seconds or less)
+// to finish running jobs, leaving it time to settle them and exit.
+func drainEnv(seconds *int64) []corev1.EnvVar {
+	if seconds == nil {
+		return nil
+	}
+	d := time.Duration(*seconds) * time.Second
+	if d > 10*time.Second {
+		d -= 5 * time.Second
+	} else {
+		d /= 2
+	}
+	return []corev1.EnvVar{{Name: workerenv.DrainGrace, Value: d.String()}}
 }
 
 // telemetryEnv tells the worker where the trace collector is and its name.

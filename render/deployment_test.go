@@ -246,3 +246,21 @@ func envValue(env []corev1.EnvVar, name string) string {
 	}
 	return ""
 }
+
+// TestAComponentMayNotReadTheSharedCredentials renders, for a cluster that
+// mounts one NATS credentials Secret into every worker, components that
+// read that Secret themselves: each is refused, naming the field.
+func TestAComponentMayNotReadTheSharedCredentials(t *testing.T) {
+	shared := withCredentials().NATS.CredentialsSecret
+	ref := &api.ObjectRef{Name: shared}
+	for field, spec := range map[string]api.Spec{
+		"spec.env[0].valueFrom.secretKeyRef.name": {Env: []api.EnvVar{{Name: "CREDS", ValueFrom: &api.EnvSource{SecretKeyRef: &api.KeyRef{Name: shared, Key: "nats.creds"}}}}},
+		"spec.envFrom[0].secretRef.name":          {EnvFrom: []api.EnvFromSource{{SecretRef: ref}}},
+		"spec.volumes[0].secret.name":             {Volumes: []api.Volume{{Name: "n", MountPath: "/etc/n", Secret: ref}}},
+	} {
+		_, err := render.Render(defaults.Apply(component("w", spec)), 1, withCredentials())
+		if !errors.Is(err, api.ErrInvalid) || !strings.Contains(err.Error(), field) {
+			t.Errorf("Render error = %v, want api.ErrInvalid naming %s", err, field)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package render
 import (
 	"crypto/sha256"
 	"encoding/hex"
+
+	"github.com/tinyctl/tinyctl/api/podlayout"
 )
 
 // Label keys carried by every Kubernetes object Render produces.
@@ -64,7 +66,7 @@ func ConsumerName(namespace, name string) string {
 // CredentialsSecretName returns the Secret that holds the NATS credentials
 // minted for component namespace/name (with NATS.CredentialsSecret set to
 // PerComponent), in its namespace.
-func CredentialsSecretName(name string) string { return name + "-nats" }
+func CredentialsSecretName(name string) string { return name + podlayout.MintedSecretSuffix }
 
 // InboxPrefix returns the inbox prefix the worker of component
 // namespace/name must use: its minted credentials let it receive replies

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/tinyctl/tinyctl/api/workerenv"
 )
@@ -47,6 +48,10 @@ type Config struct {
 	// MetricsAddr, when not empty, is where Run serves /metrics
 	// (EnvMetricsAddr).
 	MetricsAddr string
+	// Grace is how long a drain may take (TINYCTL_DRAIN_GRACE, set from
+	// the component's terminationGracePeriodSeconds); 0 means
+	// DefaultGrace. The Grace option overrides it.
+	Grace time.Duration
 }
 
 // ConfigFromEnv reads the Config from the process environment. It checks
@@ -72,7 +77,16 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 	if c.Name == "" {
 		c.Name = c.Consumer
 	}
-	return c, c.check()
+	var graceErr error
+	if v := getenv(workerenv.DrainGrace); v != "" {
+		if c.Grace, graceErr = time.ParseDuration(v); graceErr == nil && c.Grace <= 0 {
+			graceErr = errors.New("must be positive")
+		}
+		if graceErr != nil {
+			graceErr = fmt.Errorf("%w: %s=%s: %w", ErrEnvironment, workerenv.DrainGrace, v, graceErr)
+		}
+	}
+	return c, errors.Join(graceErr, c.check())
 }
 
 // check reports every required field that is empty and every file that

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -45,6 +46,9 @@ func TestConfigFromNamesEveryProblem(t *testing.T) {
 		"a certificate without its key": {env: with(map[string]string{"NATS_CERT": creds}), want: []string{
 			"worker environment incomplete: NATS_CERT and NATS_KEY must be set together (a client certificate and its key)",
 		}},
+		"a drain grace that is not a duration": {env: with(map[string]string{"TINYCTL_DRAIN_GRACE": "120"}), want: []string{
+			`worker environment incomplete: TINYCTL_DRAIN_GRACE=120: time: missing unit in duration "120"`,
+		}},
 		"a CA that is not there": {env: with(map[string]string{"NATS_CA": filepath.Join(dir, "ca.crt")}), want: []string{
 			"worker environment incomplete: NATS_CA=" + filepath.Join(dir, "ca.crt") + ": no such file or directory: is the credentials Secret mounted?",
 		}},
@@ -70,14 +74,15 @@ func TestConfigFromReadsWhatTheDeploymentSets(t *testing.T) {
 	env := map[string]string{
 		"NATS_URL": "nats://n:4222", "TINYCTL_STREAM": "tinyctl_media_thumbs", "TINYCTL_CONSUMER": "tinyctl_media_thumbs_worker",
 		"NATS_CREDS": creds, "TINYCTL_INBOX_PREFIX": "_INBOX_tinyctl_media_thumbs_worker", "OTEL_SERVICE_NAME": "thumbs",
-		"WORKER_METRICS_ADDR": ":9090",
+		"WORKER_METRICS_ADDR": ":9090", "TINYCTL_DRAIN_GRACE": "1m55s",
 	}
 	got, err := worker.ConfigFrom(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := worker.Config{URL: "nats://n:4222", Stream: "tinyctl_media_thumbs", Consumer: "tinyctl_media_thumbs_worker",
-		CredsFile: creds, InboxPrefix: "_INBOX_tinyctl_media_thumbs_worker", Name: "thumbs", MetricsAddr: ":9090"}
+		CredsFile: creds, InboxPrefix: "_INBOX_tinyctl_media_thumbs_worker", Name: "thumbs", MetricsAddr: ":9090",
+		Grace: 115 * time.Second}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}

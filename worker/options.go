@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"runtime"
 	"time"
 
@@ -33,10 +34,12 @@ type options struct {
 	metricsAddr string
 }
 
-func newOptions(opts []Option) options {
+// newOptions applies opts over the defaults; grace, when positive,
+// replaces DefaultGrace (the Deployment's TINYCTL_DRAIN_GRACE).
+func newOptions(grace time.Duration, opts []Option) options {
 	o := options{
 		maxInFlight: 1,
-		grace:       DefaultGrace,
+		grace:       cmp.Or(grace, DefaultGrace),
 		retryDelay:  DefaultRetryDelay,
 		propagator:  propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 	}
@@ -62,7 +65,7 @@ func MaxInFlight(n int) Option {
 }
 
 // Grace sets how long a draining worker lets running handlers finish
-// (default DefaultGrace). Then their contexts are cancelled.
+// (default: Config.Grace, else DefaultGrace). Then their contexts are cancelled.
 func Grace(d time.Duration) Option { return func(o *options) { o.grace = d } }
 
 // KeepAlive makes the worker tell JetStream a job is still in progress

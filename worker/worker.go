@@ -70,7 +70,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*Worker, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	o := newOptions(opts)
+	o := newOptions(cfg.Grace, opts)
 	m, err := newMetrics(o.registry)
 	if err != nil {
 		return nil, err

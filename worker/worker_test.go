@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tinyctl/tinyctl/internal/natstest"
@@ -193,4 +195,39 @@ func TestWorkerWaitsForItsConsumer(t *testing.T) {
 	ready := newQueueOn(t, s, 30*time.Second) // created after the worker started
 	ready.publish(t, "late", nil)
 	testenv.Eventually(t, 15*time.Second, func() error { return rec.equal(map[string][]int{"late": {1}}) })
+}
+
+// TestTheDeploymentsDrainGraceBoundsTheDrain gives the worker a grace
+// period the way a Deployment with terminationGracePeriodSeconds does
+// (Config.Grace, read from TINYCTL_DRAIN_GRACE) and no Grace option: a
+// handler that hangs is given up after it, not after DefaultGrace.
+func TestTheDeploymentsDrainGraceBoundsTheDrain(t *testing.T) {
+	t.Parallel()
+	q := newQueue(t, 30*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := worker.New(ctx, worker.Config{URL: q.s.URL(), Stream: testStream, Consumer: testConsumer,
+		Name: t.Name(), Grace: 200 * time.Millisecond}, worker.Registry(prometheus.NewRegistry()))
+	testenv.Must(t, err)
+	defer w.Close()
+	started, hung := make(chan struct{}, 1), make(chan struct{})
+	defer close(hung)
+	done := make(chan error, 1)
+	go func() {
+		done <- w.Serve(ctx, func(context.Context, *worker.Job) error {
+			started <- struct{}{}
+			<-hung
+			return nil
+		})
+	}()
+	q.publish(t, "stuck", nil)
+	<-started
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, worker.ErrGraceExpired) || !strings.Contains(err.Error(), "200ms") {
+			t.Fatalf("Serve returned %v, want ErrGraceExpired after the Deployment's 200ms", err)
+		}
+	case <-time.After(worker.DefaultGrace - 5*time.Second):
+		t.Fatal("the drain waited for DefaultGrace, not the Deployment's grace")
+	}
 }

@@ -18,10 +18,14 @@ func ExampleResolve() {
 			fmt.Printf("%s: %v\n", cl.Name, err)
 			continue
 		}
-		fmt.Printf("%s: %s %v\n", cl.Name, got.Spec.Image, got.Spec.Env)
+		var env []string
+		for _, e := range got.Spec.Env {
+			env = append(env, e.Name+"="+e.Value)
+		}
+		fmt.Printf("%s: %s %v\n", cl.Name, got.Spec.Image, env)
 	}
 	// Output:
-	// us-1: registry.example.com/acme/resizer:1.0.0 [{LOG_LEVEL info} {MODE fast}]
-	// eu-2: registry.example.com/acme/resizer:1.0.0-eu [{LOG_LEVEL info} {MODE fast} {REGION eu}]
+	// us-1: registry.example.com/acme/resizer:1.0.0 [LOG_LEVEL=info MODE=fast]
+	// eu-2: registry.example.com/acme/resizer:1.0.0-eu [LOG_LEVEL=info MODE=fast REGION=eu]
 	// eu-1: overrides for cluster "eu-1": spec.overrides[1].image: Invalid value: "registry.example.com/acme/resizer:1.1.0-rc1": conflicts with spec.overrides[0].image ("registry.example.com/acme/resizer:1.0.0-eu"): both overrides select cluster eu-1
 }

@@ -38,7 +38,7 @@ func (m *merger) merge(o api.Override, path *field.Path) {
 	}
 	m.mergeScaling(o, path)
 	for j, e := range o.Env {
-		if m.take("env["+e.Name+"]", path.Child("env").Index(j), e.Value) {
+		if m.take("env["+e.Name+"]", path.Child("env").Index(j), envText(e)) {
 			m.setEnv(e)
 		}
 	}
@@ -80,10 +80,25 @@ func (m *merger) mergeScaling(o api.Override, path *field.Path) {
 	}
 }
 
-// setEnv replaces the variable named e.Name in place, or adds e last.
+// envText is a variable's value as an override conflict names it: the
+// literal, or the key it comes from.
+func envText(e api.EnvVar) string {
+	switch f := e.ValueFrom; {
+	case f == nil:
+		return e.Value
+	case f.SecretKeyRef != nil:
+		return "secret " + f.SecretKeyRef.Name + "/" + f.SecretKeyRef.Key
+	case f.ConfigMapKeyRef != nil:
+		return "configMap " + f.ConfigMapKeyRef.Name + "/" + f.ConfigMapKeyRef.Key
+	}
+	return ""
+}
+
+// setEnv replaces the variable named e.Name in place (its value and where
+// the value comes from), or adds e last.
 func (m *merger) setEnv(e api.EnvVar) {
 	if i := slices.IndexFunc(m.spec.Env, func(b api.EnvVar) bool { return b.Name == e.Name }); i >= 0 {
-		m.spec.Env[i].Value = e.Value
+		m.spec.Env[i] = e
 		return
 	}
 	m.spec.Env = append(m.spec.Env, e)

@@ -26,6 +26,7 @@ func validateSpec(s api.Spec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateImage(path.Child("image"), s.Image)...)
 	errs = append(errs, validateEnv(s.Env, path.Child("env"))...)
+	errs = append(errs, validatePod(s, path)...)
 	errs = append(errs, validateResources(s.Resources, path.Child("resources"))...)
 	errs = append(errs, validateJobs(s.Jobs, path.Child("jobs"))...)
 	errs = append(errs, validateWorkers(s, path)...)
@@ -59,6 +60,7 @@ func validateEnv(env []api.EnvVar, path *field.Path) field.ErrorList {
 			}
 		}
 		seen[e.Name] = true
+		errs = append(errs, validateValueFrom(e, path.Index(i))...)
 	}
 	return errs
 }

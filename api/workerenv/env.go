@@ -38,6 +38,10 @@ const (
 	// any NATS client): the worker's account has no JetStream of its own
 	// and sees its consumer's API there.
 	JSAPIPrefix = "TINYCTL_JS_API_PREFIX"
+	// DrainGrace is how long the worker may spend draining running jobs
+	// when its pod stops (a Go duration such as "55s"): set when the
+	// component sets terminationGracePeriodSeconds, 5 seconds under it.
+	DrainGrace = "TINYCTL_DRAIN_GRACE"
 	// OTLPEndpoint is the OpenTelemetry collector to export traces to.
 	OTLPEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	// ServiceName names the worker in its traces: the component's name.

@@ -1,0 +1,127 @@
+package validate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/decode"
+	"github.com/tinyctl/tinyctl/api/podlayout"
+)
+
+// podComponent is validComponent with every pod field set, validly.
+func podComponent() api.Component {
+	c := validComponent()
+	s := &c.Spec
+	s.Env = append(s.Env,
+		api.EnvVar{Name: "DB_PASSWORD", ValueFrom: &api.EnvSource{SecretKeyRef: &api.KeyRef{Name: "db", Key: "password"}}},
+		api.EnvVar{Name: "REGION", ValueFrom: &api.EnvSource{ConfigMapKeyRef: &api.KeyRef{Name: "site", Key: "region", Optional: true}}})
+	s.EnvFrom = []api.EnvFromSource{{Prefix: "APP_", ConfigMapRef: &api.ObjectRef{Name: "settings"}}, {SecretRef: &api.ObjectRef{Name: "api-keys"}}}
+	s.Volumes = []api.Volume{
+		{Name: "tls", MountPath: "/etc/db-tls", Secret: &api.ObjectRef{Name: "db-tls"}, Items: []api.KeyToPath{{Key: "ca.crt", Path: "ca.pem"}}},
+		{Name: "rules", MountPath: "/etc/rules", ConfigMap: &api.ObjectRef{Name: "rules"}},
+	}
+	s.ImagePullSecrets = []api.LocalObjectReference{{Name: "registry"}}
+	s.NodeSelector = map[string]string{"disktype": "ssd"}
+	s.Tolerations = []api.Toleration{{Key: "dedicated", Operator: "Equal", Value: "workers", Effect: "NoSchedule"},
+		{Operator: "Exists", Effect: "NoExecute", TolerationSeconds: ptr.To(int64(300))}}
+	s.PriorityClassName = "batch-low"
+	s.TerminationGracePeriodSeconds = ptr.To(int64(120))
+	return c
+}
+
+func TestValidateAcceptsEveryPodField(t *testing.T) {
+	if err := AsError(Component(podComponent())); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestValidateReportsPodFieldPaths(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(s *api.Spec)
+		want   []string
+	}{
+		{"value and valueFrom", func(s *api.Spec) { s.Env[2].Value = "hunter2" }, want(problem{invalid, "spec.env[2].value"})},
+		{"valueFrom naming nothing", func(s *api.Spec) { s.Env[2].ValueFrom = &api.EnvSource{} }, want(problem{required, "spec.env[2].valueFrom"})},
+		{"valueFrom naming both", func(s *api.Spec) { s.Env[2].ValueFrom.ConfigMapKeyRef = &api.KeyRef{Name: "a", Key: "b"} },
+			want(problem{invalid, "spec.env[2].valueFrom"})},
+		{"secretKeyRef without key", func(s *api.Spec) { s.Env[2].ValueFrom.SecretKeyRef.Key = "" }, want(problem{required, "spec.env[2].valueFrom.secretKeyRef.key"})},
+		{"key with a slash", func(s *api.Spec) { s.Env[3].ValueFrom.ConfigMapKeyRef.Key = "a/b" }, want(problem{invalid, "spec.env[3].valueFrom.configMapKeyRef.key"})},
+		{"secret name not a DNS name", func(s *api.Spec) { s.Env[2].ValueFrom.SecretKeyRef.Name = "DB" }, want(problem{invalid, "spec.env[2].valueFrom.secretKeyRef.name"})},
+		{"another component's minted credentials", func(s *api.Spec) { s.Env[2].ValueFrom.SecretKeyRef.Name = "billing-nats" },
+			want(problem{forbidden, "spec.env[2].valueFrom.secretKeyRef.name"})},
+		{"envFrom naming nothing", func(s *api.Spec) { s.EnvFrom[1].SecretRef = nil }, want(problem{required, "spec.envFrom[1]"})},
+		{"envFrom bad prefix", func(s *api.Spec) { s.EnvFrom[0].Prefix = "1-" }, want(problem{invalid, "spec.envFrom[0].prefix"})},
+		{"envFrom minted credentials", func(s *api.Spec) { s.EnvFrom[1].SecretRef.Name = "pdf-nats" }, want(problem{forbidden, "spec.envFrom[1].secretRef.name"})},
+		{"volume named like tinyctl's", func(s *api.Spec) { s.Volumes[0].Name = podlayout.CredentialsVolume }, want(problem{forbidden, "spec.volumes[0].name"})},
+		{"duplicate volume", func(s *api.Spec) { s.Volumes[1].Name = "tls" }, want(problem{duplicate, "spec.volumes[1].name"})},
+		{"relative mount path", func(s *api.Spec) { s.Volumes[0].MountPath = "etc/tls" }, want(problem{invalid, "spec.volumes[0].mountPath"})},
+		{"mount over /tmp", func(s *api.Spec) { s.Volumes[0].MountPath = "/tmp/tls" }, want(problem{forbidden, "spec.volumes[0].mountPath"})},
+		{"mount above the credentials", func(s *api.Spec) { s.Volumes[0].MountPath = "/etc/tinyctl" }, want(problem{forbidden, "spec.volumes[0].mountPath"})},
+		{"mount at the root", func(s *api.Spec) { s.Volumes[0].MountPath = "/" }, want(problem{forbidden, "spec.volumes[0].mountPath"})},
+		{"same mount path twice", func(s *api.Spec) { s.Volumes[1].MountPath = "/etc/db-tls" }, want(problem{duplicate, "spec.volumes[1].mountPath"})},
+		{"volume of nothing", func(s *api.Spec) { s.Volumes[1].ConfigMap = nil }, want(problem{required, "spec.volumes[1]"})},
+		{"item escaping the mount", func(s *api.Spec) { s.Volumes[0].Items[0].Path = "../passwd" }, want(problem{invalid, "spec.volumes[0].items[0].path"})},
+		{"item without key", func(s *api.Spec) { s.Volumes[0].Items[0].Key = "" }, want(problem{required, "spec.volumes[0].items[0].key"})},
+		{"pull secret without name", func(s *api.Spec) { s.ImagePullSecrets[0].Name = "" }, want(problem{required, "spec.imagePullSecrets[0].name"})},
+		{"bad node selector", func(s *api.Spec) { s.NodeSelector["disk type"] = "ssd" }, want(problem{invalid, "spec.nodeSelector"})},
+		{"unknown operator", func(s *api.Spec) { s.Tolerations[0].Operator = "In" }, want(problem{notSupported, "spec.tolerations[0].operator"})},
+		{"Exists with a value", func(s *api.Spec) { s.Tolerations[0].Operator = "Exists" }, want(problem{invalid, "spec.tolerations[0].value"})},
+		{"Equal without key", func(s *api.Spec) { s.Tolerations[1].Operator = "" }, want(problem{invalid, "spec.tolerations[1].operator"})},
+		{"unknown effect", func(s *api.Spec) { s.Tolerations[0].Effect = "NoRun" }, want(problem{notSupported, "spec.tolerations[0].effect"})},
+		{"tolerationSeconds without NoExecute", func(s *api.Spec) { s.Tolerations[0].TolerationSeconds = ptr.To(int64(1)) },
+			want(problem{invalid, "spec.tolerations[0].tolerationSeconds"})},
+		{"system priority class", func(s *api.Spec) { s.PriorityClassName = "system-node-critical" }, want(problem{forbidden, "spec.priorityClassName"})},
+		{"grace of zero", func(s *api.Spec) { s.TerminationGracePeriodSeconds = ptr.To(int64(0)) }, want(problem{invalid, "spec.terminationGracePeriodSeconds"})},
+		{"env override from minted credentials", func(s *api.Spec) {
+			s.Overrides = []api.Override{{Clusters: []string{"east"}, Env: []api.EnvVar{{Name: "TOKEN",
+				ValueFrom: &api.EnvSource{SecretKeyRef: &api.KeyRef{Name: "x-nats", Key: "k"}}}}}}
+		}, want(problem{forbidden, "spec.overrides[0].env[0].valueFrom.secretKeyRef.name"})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := podComponent()
+			tt.mutate(&c.Spec)
+			if diff := cmp.Diff(tt.want, problems(Component(c))); diff != "" {
+				t.Errorf("problems (-want +got):\n%s\nerror: %v", diff, AsError(Component(c)))
+			}
+		})
+	}
+}
+
+// TestBadPodFieldsComeInOneError decodes a manifest as apply reads it:
+// every wrong pod field is named in one message.
+func TestBadPodFieldsComeInOneError(t *testing.T) {
+	c, err := decode.Component([]byte(`
+apiVersion: tinyctl.io/v1alpha1
+kind: Component
+metadata: {name: extractor, namespace: docs}
+spec:
+  image: registry.example.com/acme/extractor:1.0
+  jobs: {subjects: [docs.extract]}
+  env:
+  - name: DB_PASSWORD
+    valueFrom: {secretKeyRef: {name: db}}
+  volumes:
+  - {name: tls, mountPath: /tmp, secret: {name: db-tls}}
+  imagePullSecrets: [{name: ""}]
+  terminationGracePeriodSeconds: 7200
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = AsError(Component(c))
+	if err == nil {
+		t.Fatal("a component with four bad pod fields was accepted")
+	}
+	for _, path := range []string{"spec.env[0].valueFrom.secretKeyRef.key", "spec.volumes[0].mountPath",
+		"spec.imagePullSecrets[0].name", "spec.terminationGracePeriodSeconds"} {
+		if !strings.Contains(err.Error(), path) {
+			t.Errorf("the error does not name %s:\n%v", path, err)
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package render
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/tinyctl/tinyctl/api"
+)
+
+// userVolumeMode lets the worker's user and group read a mounted Secret or
+// ConfigMap and nobody else.
+const userVolumeMode int32 = 0o440
+
+// withNamespaceObjects adds what the component reads from its namespace:
+// envFrom sources, Secret and ConfigMap volumes (read-only) and the
+// registry credentials. Referring to the cluster's shared NATS credentials
+// is refused: they would give the worker every worker's identity.
+func withNamespaceObjects(ps *corev1.PodSpec, s api.Spec, cl Cluster) error {
+	if shared := cl.NATS.CredentialsSecret; shared != "" && shared != PerComponent {
+		if path := readsSecret(s, shared); path != "" {
+			return fmt.Errorf("%s: Secret %s holds the NATS credentials this cluster gives every worker; a component may not read it", path, shared)
+		}
+	}
+	ctr := &ps.Containers[0]
+	for _, f := range s.EnvFrom {
+		src := corev1.EnvFromSource{Prefix: f.Prefix}
+		if r := f.SecretRef; r != nil {
+			src.SecretRef = &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: r.Name}, Optional: optional(r.Optional)}
+		} else if r := f.ConfigMapRef; r != nil {
+			src.ConfigMapRef = &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: r.Name}, Optional: optional(r.Optional)}
+		}
+		ctr.EnvFrom = append(ctr.EnvFrom, src)
+	}
+	for _, v := range s.Volumes {
+		ps.Volumes = append(ps.Volumes, corev1.Volume{Name: v.Name, VolumeSource: volumeSource(v)})
+		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: v.MountPath, ReadOnly: true})
+	}
+	for _, r := range s.ImagePullSecrets {
+		ps.ImagePullSecrets = append(ps.ImagePullSecrets, corev1.LocalObjectReference{Name: r.Name})
+	}
+	return nil
+}
+
+// readsSecret returns the field path of the first reference s makes to
+// Secret name, or "".
+func readsSecret(s api.Spec, name string) string {
+	for i, e := range s.Env {
+		if f := e.ValueFrom; f != nil && f.SecretKeyRef != nil && f.SecretKeyRef.Name == name {
+			return fmt.Sprintf("spec.env[%d].valueFrom.secretKeyRef.name", i)
+		}
+	}
+	for i, f := range s.EnvFrom {
+		if f.SecretRef != nil && f.SecretRef.Name == name {
+			return fmt.Sprintf("spec.envFrom[%d].secretRef.name", i)
+		}
+	}
+	for i, v := range s.Volumes {
+		if v.Secret != nil && v.Secret.Name == name {
+			return fmt.Sprintf("spec.volumes[%d].secret.name", i)
+		}
+	}
+	return ""
+}
+
+func volumeSource(v api.Volume) corev1.VolumeSource {
+	var items []corev1.KeyToPath
+	for _, it := range v.Items {
+		items = append(items, corev1.KeyToPath{Key: it.Key, Path: it.Path})
+	}
+	if r := v.Secret; r != nil {
+		return corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: r.Name, Items: items, DefaultMode: ptr.To(userVolumeMode), Optional: optional(r.Optional)}}
+	}
+	r := v.ConfigMap
+	return corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: r.Name},
+		Items:                items, DefaultMode: ptr.To(userVolumeMode), Optional: optional(r.Optional)}}
+}
+
+// withScheduling places and ranks the pods and bounds their termination.
+func withScheduling(ps *corev1.PodSpec, s api.Spec) {
+	ps.NodeSelector = s.NodeSelector
+	for _, t := range s.Tolerations {
+		ps.Tolerations = append(ps.Tolerations, corev1.Toleration{
+			Key: t.Key, Operator: corev1.TolerationOperator(t.Operator), Value: t.Value,
+			Effect: corev1.TaintEffect(t.Effect), TolerationSeconds: t.TolerationSeconds,
+		})
+	}
+	ps.PriorityClassName = s.PriorityClassName
+	ps.TerminationGracePeriodSeconds = s.TerminationGracePeriodSeconds
+}
+
+// envValueFrom is a variable's Kubernetes source.
+func envValueFrom(f *api.EnvSource) *corev1.EnvVarSource {
+	if r := f.SecretKeyRef; r != nil {
+		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: r.Name}, Key: r.Key, Optional: optional(r.Optional)}}
+	}
+	r := f.ConfigMapKeyRef
+	return &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: r.Name}, Key: r.Key, Optional: optional(r.Optional)}}
+}
+
+// optional is nil for false, so that an unset field renders as before.
+func optional(b bool) *bool {
+	if !b {
+		return nil
+	}
+	return ptr.To(true)
+}
