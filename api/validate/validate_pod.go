@@ -69,7 +69,9 @@ func validateValueFrom(e api.EnvVar, p *field.Path) field.ErrorList {
 	}
 	var errs field.ErrorList
 	if e.Value != "" {
-		errs = append(errs, field.Invalid(p.Child("value"), e.Value, "may not be set together with valueFrom"))
+		// Forbidden, not Invalid: the message must not echo the value,
+		// which may be the very secret valueFrom was meant to hold.
+		errs = append(errs, field.Forbidden(p.Child("value"), "may not be set together with valueFrom"))
 	}
 	vp := p.Child("valueFrom")
 	s, c := e.ValueFrom.SecretKeyRef, e.ValueFrom.ConfigMapKeyRef

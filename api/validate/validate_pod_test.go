@@ -45,7 +45,7 @@ func TestValidateReportsPodFieldPaths(t *testing.T) {
 		mutate func(s *api.Spec)
 		want   []string
 	}{
-		{"value and valueFrom", func(s *api.Spec) { s.Env[2].Value = "hunter2" }, want(problem{invalid, "spec.env[2].value"})},
+		{"value and valueFrom", func(s *api.Spec) { s.Env[2].Value = "hunter2" }, want(problem{forbidden, "spec.env[2].value"})},
 		{"valueFrom naming nothing", func(s *api.Spec) { s.Env[2].ValueFrom = &api.EnvSource{} }, want(problem{required, "spec.env[2].valueFrom"})},
 		{"valueFrom naming both", func(s *api.Spec) { s.Env[2].ValueFrom.ConfigMapKeyRef = &api.KeyRef{Name: "a", Key: "b"} },
 			want(problem{invalid, "spec.env[2].valueFrom"})},
@@ -117,6 +117,10 @@ spec:
 	err = AsError(Component(c))
 	if err == nil {
 		t.Fatal("a component with four bad pod fields was accepted")
+	}
+	c.Spec.Env[0].Value = "hunter2"
+	if msg := AsError(Component(c)).Error(); !strings.Contains(msg, "spec.env[0].value") || strings.Contains(msg, "hunter2") {
+		t.Errorf("a value set beside valueFrom: the error must name the field and not echo the value:\n%s", msg)
 	}
 	for _, path := range []string{"spec.env[0].valueFrom.secretKeyRef.key", "spec.volumes[0].mountPath",
 		"spec.imagePullSecrets[0].name", "spec.terminationGracePeriodSeconds"} {
