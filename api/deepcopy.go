@@ -89,6 +89,8 @@ func copyOverrides(overrides []Override) []Override {
 		o.Env = copyEnv(o.Env)
 		o.Resources = o.Resources.deepCopy()
 		o.Suspend = clonePtr(o.Suspend)
+		o.NodeSelector = maps.Clone(o.NodeSelector)
+		o.Tolerations = copyTolerations(o.Tolerations)
 		out[i] = o
 	}
 	return out

@@ -47,6 +47,8 @@ func TestDeepCopySharesNothing(t *testing.T) {
 	*o.Replicas, *o.MinReplicas, *o.MaxReplicas = 9, 9, 9
 	o.Env[0].Value, o.Resources.Requests["cpu"], o.Resources.Limits["memory"] = "x", "9", "9Gi"
 	cp.Spec.Overrides[1].Image = "x"
+	o.NodeSelector["disk"] = "x"
+	*o.Tolerations[0].TolerationSeconds = 9
 
 	if diff := cmp.Diff(snapshot, orig); diff != "" {
 		t.Errorf("changing the copy changed the original (-before +after):\n%s", diff)
@@ -107,6 +109,8 @@ func fullComponent() api.Component {
 				MinReplicas:     ptr.To(int32(1)),
 				MaxReplicas:     ptr.To(int32(5)),
 				Env:             []api.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}},
+				NodeSelector:    map[string]string{"disk": "nvme"},
+				Tolerations:     []api.Toleration{{Operator: "Exists", Effect: "NoExecute", TolerationSeconds: ptr.To(int64(30))}},
 				Resources: &api.Resources{
 					Requests: map[string]string{"cpu": "200m"},
 					Limits:   map[string]string{"memory": "512Mi"},

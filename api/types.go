@@ -188,6 +188,12 @@ type Override struct {
 	Resources *Resources `json:"resources,omitempty"`
 	// Suspend replaces spec.suspend on the clusters selected.
 	Suspend *bool `json:"suspend,omitempty"`
+	// NodeSelector is merged into spec.nodeSelector by key; Tolerations
+	// and PriorityClassName replace the spec's: node labels, taints and
+	// priority classes differ from cluster to cluster.
+	NodeSelector      map[string]string `json:"nodeSelector,omitempty"`
+	Tolerations       []Toleration      `json:"tolerations,omitempty"`
+	PriorityClassName string            `json:"priorityClassName,omitempty"`
 }
 
 // SetsSomething reports whether o changes at least one field of the spec
@@ -195,7 +201,8 @@ type Override struct {
 func (o Override) SetsSomething() bool {
 	r := o.Resources
 	return o.Image != "" || o.Replicas != nil || o.MinReplicas != nil || o.MaxReplicas != nil || len(o.Env) > 0 ||
-		(r != nil && (len(r.Requests) > 0 || len(r.Limits) > 0)) || o.Suspend != nil
+		(r != nil && (len(r.Requests) > 0 || len(r.Limits) > 0)) || o.Suspend != nil ||
+		len(o.NodeSelector) > 0 || len(o.Tolerations) > 0 || o.PriorityClassName != ""
 }
 
 // Stream deletion policies.

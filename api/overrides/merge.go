@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -48,6 +49,27 @@ func (m *merger) merge(o api.Override, path *field.Path) {
 	}
 	if o.Suspend != nil && m.take("suspend", path.Child("suspend"), strconv.FormatBool(*o.Suspend)) {
 		m.spec.Suspend = *o.Suspend
+	}
+	m.mergeScheduling(o, path)
+}
+
+// mergeScheduling merges an override's node selector (key by key) and
+// replaces the tolerations and the priority class.
+func (m *merger) mergeScheduling(o api.Override, path *field.Path) {
+	for _, k := range slices.Sorted(maps.Keys(o.NodeSelector)) {
+		if m.take("nodeSelector["+k+"]", path.Child("nodeSelector").Key(k), o.NodeSelector[k]) {
+			m.spec.NodeSelector = maps.Clone(m.spec.NodeSelector)
+			if m.spec.NodeSelector == nil {
+				m.spec.NodeSelector = map[string]string{}
+			}
+			m.spec.NodeSelector[k] = o.NodeSelector[k]
+		}
+	}
+	if len(o.Tolerations) > 0 && m.take("tolerations", path.Child("tolerations"), tolerationsText(o.Tolerations)) {
+		m.spec.Tolerations = o.Tolerations
+	}
+	if pc := o.PriorityClassName; pc != "" && m.take("priorityClassName", path.Child("priorityClassName"), pc) {
+		m.spec.PriorityClassName = pc
 	}
 }
 
@@ -192,3 +214,21 @@ func exceeds(a, b string) bool {
 func itoa(v int32) string { return strconv.Itoa(int(v)) }
 
 func ptr[T any](v T) *T { return &v }
+
+// tolerationsText is a list of tolerations as a conflict names it, kubectl
+// style: KEY=VALUE:EFFECT, KEY:EFFECT for Exists, each with its seconds.
+func tolerationsText(ts []api.Toleration) string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		s := t.Key
+		if t.Operator != "Exists" {
+			s += "=" + t.Value
+		}
+		s += ":" + t.Effect
+		if t.TolerationSeconds != nil {
+			s += fmt.Sprintf(" for %ds", *t.TolerationSeconds)
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ", ")
+}

@@ -43,9 +43,11 @@ func component(os ...api.Override) api.Component {
 				Requests: map[string]string{"cpu": "100m", "memory": "128Mi"},
 				Limits:   map[string]string{"memory": "256Mi"},
 			},
-			Jobs:      api.Jobs{Subjects: []string{"media.resize.>"}},
-			Scaling:   &api.Scaling{MinReplicas: 2, MaxReplicas: 10},
-			Overrides: os,
+			Jobs:         api.Jobs{Subjects: []string{"media.resize.>"}},
+			Scaling:      &api.Scaling{MinReplicas: 2, MaxReplicas: 10},
+			NodeSelector: map[string]string{"disktype": "ssd"},
+			Tolerations:  []api.Toleration{{Key: "dedicated", Value: "media", Effect: "NoSchedule"}},
+			Overrides:    os,
 		},
 	})
 	if err != nil {
@@ -105,6 +107,15 @@ func TestResolve(t *testing.T) {
 		{name: "a conflict on another cluster does not matter here", cluster: eu2,
 			overrides: []api.Override{{ClusterSelector: region("eu"), Image: euImage}, {Clusters: []string{"eu-1"}, Image: canary}},
 			edit:      func(s *api.Spec) { s.Image = euImage }},
+		{name: "scheduling: node selector merged by key, tolerations and priority class replaced", cluster: eu1,
+			overrides: []api.Override{{ClusterSelector: region("eu"), NodeSelector: map[string]string{"pool": "eu-batch"},
+				Tolerations:       []api.Toleration{{Key: "eu-only", Operator: "Exists", Effect: "NoSchedule"}},
+				PriorityClassName: "eu-low"}},
+			edit: func(s *api.Spec) {
+				s.NodeSelector = map[string]string{"disktype": "ssd", "pool": "eu-batch"}
+				s.Tolerations = []api.Toleration{{Key: "eu-only", Operator: "Exists", Effect: "NoSchedule"}}
+				s.PriorityClassName = "eu-low"
+			}},
 		{name: "a min above the base max, lowered by another override", cluster: eu1,
 			overrides: []api.Override{
 				{ClusterSelector: region("eu"), MinReplicas: ptr.To[int32](12)},
@@ -158,6 +169,13 @@ func TestResolveReportsConflictsAndInvalidMerges(t *testing.T) {
 				`* spec.overrides[2].env[1]: Invalid value: "warn": conflicts with spec.overrides[0].env[0] ("debug"): both overrides select cluster eu-1`,
 				`* spec.overrides[2].resources.limits[memory]: Invalid value: "2Gi": conflicts with spec.overrides[0].resources.limits[memory] ("1Gi"): both overrides select cluster eu-1`,
 			}},
+		{name: "two toleration lists for one cluster", cluster: eu1,
+			overrides: []api.Override{
+				{ClusterSelector: region("eu"), Tolerations: []api.Toleration{{Key: "gpu", Operator: "Exists", Effect: "NoSchedule"}}},
+				{Clusters: []string{"eu-1"}, Tolerations: []api.Toleration{{Key: "spot", Value: "yes", Effect: "NoExecute", TolerationSeconds: ptr.To[int64](30)}}},
+			},
+			want: []string{`overrides for cluster "eu-1": spec.overrides[1].tolerations: Invalid value: "spot=yes:NoExecute for 30s": ` +
+				`conflicts with spec.overrides[0].tolerations ("gpu:NoSchedule"): both overrides select cluster eu-1`}},
 		{name: "a min above the base max", cluster: eu2,
 			overrides: []api.Override{{ClusterSelector: region("eu"), MinReplicas: ptr.To[int32](12)}},
 			want: []string{`overrides for cluster "eu-2": spec.overrides[0].minReplicas: Invalid value: 12: ` +

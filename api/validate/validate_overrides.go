@@ -38,7 +38,7 @@ func validateOverride(o api.Override, s api.Spec, path *field.Path) field.ErrorL
 	}
 	errs = append(errs, validateClusterSelection(o.Clusters, o.ClusterSelector, path)...)
 	if !o.SetsSomething() {
-		errs = append(errs, field.Required(path, "set at least one of image, replicas, minReplicas, maxReplicas, env, resources, suspend"))
+		errs = append(errs, field.Required(path, "set at least one of image, replicas, minReplicas, maxReplicas, env, resources, suspend, nodeSelector, tolerations, priorityClassName"))
 	}
 	if o.Image != "" {
 		errs = append(errs, validateImage(path.Child("image"), o.Image)...)
@@ -53,6 +53,7 @@ func validateOverride(o api.Override, s api.Spec, path *field.Path) field.ErrorL
 	errs = append(errs, validateScalingLimits(o, s.Scaling != nil, path)...)
 	errs = append(errs, validateEnv(o.Env, path.Child("env"))...)
 	errs = append(errs, validateResources(o.Resources, path.Child("resources"))...)
+	errs = append(errs, validateScheduling(o.NodeSelector, o.Tolerations, o.PriorityClassName, path)...)
 	return errs
 }
 

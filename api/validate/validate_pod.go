@@ -42,21 +42,26 @@ func validatePod(s api.Spec, p *field.Path) field.ErrorList {
 		seen[r.Name] = true
 		errs = append(errs, objectName(ip, r.Name, "a Secret")...)
 	}
-	errs = append(errs, validateLabelMap(s.NodeSelector, p.Child("nodeSelector"))...)
-	for i, t := range s.Tolerations {
-		errs = append(errs, validateToleration(t, p.Child("tolerations").Index(i))...)
-	}
-	if pc := s.PriorityClassName; pc != "" {
-		pp := p.Child("priorityClassName")
-		errs = append(errs, objectName(pp, pc, "")...)
-		for _, sys := range systemPriorityClasses {
-			if pc == sys {
-				errs = append(errs, field.Forbidden(pp, pc+" is for the cluster's own components (the API server admits it only in kube-system)"))
-			}
-		}
-	}
+	errs = append(errs, validateScheduling(s.NodeSelector, s.Tolerations, s.PriorityClassName, p)...)
 	if g := s.TerminationGracePeriodSeconds; g != nil {
 		errs = append(errs, between(p.Child("terminationGracePeriodSeconds"), *g, 1, MaxTerminationGracePeriod)...)
+	}
+	return errs
+}
+
+// validateScheduling checks a node selector, tolerations and a priority
+// class, of the spec or of an override at p.
+func validateScheduling(nodeSelector map[string]string, tolerations []api.Toleration, priorityClass string, p *field.Path) field.ErrorList {
+	errs := validateLabelMap(nodeSelector, p.Child("nodeSelector"))
+	for i, t := range tolerations {
+		errs = append(errs, validateToleration(t, p.Child("tolerations").Index(i))...)
+	}
+	if pc := priorityClass; pc != "" {
+		pp := p.Child("priorityClassName")
+		errs = append(errs, objectName(pp, pc, "")...)
+		if slices.Contains(systemPriorityClasses, pc) {
+			errs = append(errs, field.Forbidden(pp, pc+" is for the cluster's own components (the API server admits it only in kube-system)"))
+		}
 	}
 	return errs
 }

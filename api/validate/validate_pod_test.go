@@ -81,6 +81,10 @@ func TestValidateReportsPodFieldPaths(t *testing.T) {
 			s.Overrides = []api.Override{{Clusters: []string{"east"}, Env: []api.EnvVar{{Name: "TOKEN",
 				ValueFrom: &api.EnvSource{SecretKeyRef: &api.KeyRef{Name: "x-nats", Key: "k"}}}}}}
 		}, want(problem{forbidden, "spec.overrides[0].env[0].valueFrom.secretKeyRef.name"})},
+		{"override with a bad toleration and a system priority class", func(s *api.Spec) {
+			s.Overrides = []api.Override{{Clusters: []string{"east"}, NodeSelector: map[string]string{"pool": "gpu"},
+				Tolerations: []api.Toleration{{Key: "gpu", Operator: "Exists", Value: "yes"}}, PriorityClassName: "system-cluster-critical"}}
+		}, want(problem{forbidden, "spec.overrides[0].priorityClassName"}, problem{invalid, "spec.overrides[0].tolerations[0].value"})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
