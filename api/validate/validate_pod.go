@@ -113,16 +113,7 @@ func validateEnvFrom(from []api.EnvFromSource, p *field.Path) field.ErrorList {
 				errs = append(errs, field.Invalid(ip.Child("prefix"), f.Prefix, msg))
 			}
 		}
-		switch {
-		case f.SecretRef == nil && f.ConfigMapRef == nil:
-			errs = append(errs, field.Required(ip, "secretRef or configMapRef"))
-		case f.SecretRef != nil && f.ConfigMapRef != nil:
-			errs = append(errs, field.Invalid(ip, "secretRef and configMapRef", "set one of secretRef or configMapRef, not both"))
-		case f.SecretRef != nil:
-			errs = append(errs, reference(ip.Child("secretRef", "name"), f.SecretRef.Name, true)...)
-		default:
-			errs = append(errs, reference(ip.Child("configMapRef", "name"), f.ConfigMapRef.Name, false)...)
-		}
+		errs = append(errs, secretOrConfigMap(ip, "secretRef", f.SecretRef, "configMapRef", f.ConfigMapRef)...)
 	}
 	return errs
 }
@@ -145,16 +136,7 @@ func validateVolumes(vols []api.Volume, p *field.Path) field.ErrorList {
 		}
 		names[v.Name] = true
 		errs = append(errs, mountPath(ip.Child("mountPath"), v.MountPath, mounts)...)
-		switch {
-		case v.Secret == nil && v.ConfigMap == nil:
-			errs = append(errs, field.Required(ip, "secret or configMap"))
-		case v.Secret != nil && v.ConfigMap != nil:
-			errs = append(errs, field.Invalid(ip, "secret and configMap", "set one of secret or configMap, not both"))
-		case v.Secret != nil:
-			errs = append(errs, reference(ip.Child("secret", "name"), v.Secret.Name, true)...)
-		default:
-			errs = append(errs, reference(ip.Child("configMap", "name"), v.ConfigMap.Name, false)...)
-		}
+		errs = append(errs, secretOrConfigMap(ip, "secret", v.Secret, "configMap", v.ConfigMap)...)
 		errs = append(errs, validateItems(v.Items, ip.Child("items"))...)
 	}
 	return errs
@@ -208,6 +190,22 @@ func validateItems(items []api.KeyToPath, p *field.Path) field.ErrorList {
 		paths[it.Path] = true
 	}
 	return errs
+}
+
+// secretOrConfigMap checks that exactly one of a Secret and a ConfigMap
+// (the fields named secretField and configMapField under p) is named, and
+// its name.
+func secretOrConfigMap(p *field.Path, secretField string, secret *api.ObjectRef, configMapField string, configMap *api.ObjectRef) field.ErrorList {
+	switch {
+	case secret == nil && configMap == nil:
+		return field.ErrorList{field.Required(p, secretField+" or "+configMapField)}
+	case secret != nil && configMap != nil:
+		return field.ErrorList{field.Invalid(p, secretField+" and "+configMapField,
+			fmt.Sprintf("set one of %s or %s, not both", secretField, configMapField))}
+	case secret != nil:
+		return reference(p.Child(secretField, "name"), secret.Name, true)
+	}
+	return reference(p.Child(configMapField, "name"), configMap.Name, false)
 }
 
 // reference checks the name of a Secret or ConfigMap a component reads;
