@@ -64,6 +64,16 @@ func TestAWorkerReadsItsSecretsOnARealNode(t *testing.T) {
 	u.file("publisher.creds", string(secretData(t, runtimeNS, keyring.PublisherSecret, keyring.PublisherCredsKey)))
 	u.env = append(u.env, "TINYCTL_NATS_URL="+brokerURL(t), "TINYCTL_NATS_CREDS="+u.dir+"/publisher.creds")
 	ctx, cs := context.Background(), clientset(t)
+	// As the install test leaves it (this test may run alone): the
+	// namespace enforces restricted Pod Security, so a pod that broke it
+	// would never be created.
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, workerNS, metav1.GetOptions{})
+	testenv.Must(t, err)
+	if ns.Labels["pod-security.kubernetes.io/enforce"] != "restricted" {
+		ns.Labels["pod-security.kubernetes.io/enforce"] = "restricted"
+		_, err = cs.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{})
+		testenv.Must(t, err)
+	}
 	objects := []string{"ledger-work", "ledger-tls", "ledger-registry"}
 	t.Cleanup(func() {
 		u.run(time.Minute, "delete", "ledger", "-n", "default", "--yes")
