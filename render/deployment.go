@@ -171,7 +171,10 @@ func containerEnv(c api.Component, cl Cluster) ([]corev1.EnvVar, error) {
 		seen[e.Name] = true
 		v := corev1.EnvVar{Name: e.Name, Value: e.Value}
 		if e.ValueFrom != nil {
-			v.Value, v.ValueFrom = "", envValueFrom(e.ValueFrom)
+			if v.ValueFrom = envValueFrom(e.ValueFrom); v.ValueFrom == nil {
+				return nil, fmt.Errorf("spec.env[%d].valueFrom: set one of secretKeyRef or configMapKeyRef", i)
+			}
+			v.Value = ""
 		}
 		env = append(env, v)
 	}

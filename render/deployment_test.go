@@ -223,6 +223,9 @@ func TestRenderRefusesWhatTheServersWould(t *testing.T) {
 		"backoff beyond delivery": {api.Spec{Jobs: api.Jobs{Consumer: api.ConsumerSpec{MaxDeliver: 1, Backoff: []api.Duration{"1s", "2s"}}}}, "spec.jobs.consumer.backoff"},
 		"too many replicas":       {api.Spec{Jobs: api.Jobs{Stream: api.StreamSpec{Replicas: 7}}}, "spec.jobs.stream.replicas"},
 		"unknown egress":          {api.Spec{Egress: api.Egress{Mode: "everywhere"}}, "spec.egress"},
+		"env from nothing":        {api.Spec{Env: []api.EnvVar{{Name: "A", ValueFrom: &api.EnvSource{}}}}, "spec.env[0].valueFrom"},
+		"envFrom of nothing":      {api.Spec{EnvFrom: []api.EnvFromSource{{Prefix: "A_"}}}, "spec.envFrom[0]"},
+		"volume of nothing":       {api.Spec{Volumes: []api.Volume{{Name: "v", MountPath: "/v"}}}, "spec.volumes[0]"},
 		"allow without peer":      {api.Spec{Egress: api.Egress{Mode: api.EgressAllow, Allow: []api.EgressRule{{Ports: []api.Port{{Port: 80}}}}}}, "spec.egress.allow[0]"},
 	}
 	for name, tt := range tests {

@@ -24,7 +24,10 @@ func withNamespaceObjects(ps *corev1.PodSpec, s api.Spec, cl Cluster) error {
 		}
 	}
 	ctr := &ps.Containers[0]
-	for _, f := range s.EnvFrom {
+	for i, f := range s.EnvFrom {
+		if (f.SecretRef == nil) == (f.ConfigMapRef == nil) {
+			return fmt.Errorf("spec.envFrom[%d]: set one of secretRef or configMapRef", i)
+		}
 		src := corev1.EnvFromSource{Prefix: f.Prefix}
 		if r := f.SecretRef; r != nil {
 			src.SecretRef = &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: r.Name}, Optional: optional(r.Optional)}
@@ -33,7 +36,10 @@ func withNamespaceObjects(ps *corev1.PodSpec, s api.Spec, cl Cluster) error {
 		}
 		ctr.EnvFrom = append(ctr.EnvFrom, src)
 	}
-	for _, v := range s.Volumes {
+	for i, v := range s.Volumes {
+		if (v.Secret == nil) == (v.ConfigMap == nil) {
+			return fmt.Errorf("spec.volumes[%d]: set one of secret or configMap", i)
+		}
 		ps.Volumes = append(ps.Volumes, corev1.Volume{Name: v.Name, VolumeSource: volumeSource(v)})
 		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: v.MountPath, ReadOnly: true})
 	}
@@ -92,8 +98,12 @@ func withScheduling(ps *corev1.PodSpec, s api.Spec) {
 	ps.TerminationGracePeriodSeconds = s.TerminationGracePeriodSeconds
 }
 
-// envValueFrom is a variable's Kubernetes source.
+// envValueFrom is a variable's Kubernetes source, or nil when f names
+// none.
 func envValueFrom(f *api.EnvSource) *corev1.EnvVarSource {
+	if f.SecretKeyRef == nil && f.ConfigMapKeyRef == nil {
+		return nil
+	}
 	if r := f.SecretKeyRef; r != nil {
 		return &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: r.Name}, Key: r.Key, Optional: optional(r.Optional)}}
