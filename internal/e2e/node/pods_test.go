@@ -107,13 +107,17 @@ func TestAWorkerReadsItsSecretsOnARealNode(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "CreateContainerConfigError") || !strings.Contains(r.stderr, `secret "ledger-work" not found`) {
 		t.Errorf("apply --wait before the Secret exists: want exit 1 naming CreateContainerConfigError and the Secret\n%s", r)
 	}
+	t.Logf("apply --wait before the Secret exists (exit %d):\n%s", r.code, r.stderr)
 	st := degraded(t, u, "ledger", "CreateContainerConfigError")
+	t.Logf("status: %s: %s", st.Reason, st.Message)
 	if !strings.Contains(st.Message, `secret "ledger-work" not found`) {
 		t.Errorf("status message %q does not name the missing Secret", st.Message)
 	}
 
+	created := time.Now()
 	create(&corev1.Secret{ObjectMeta: meta("ledger-work"), StringData: map[string]string{"work": "5ms"}})
 	pods := podsReady(t, workerNS, "app.kubernetes.io/name=ledger", 1, 3*time.Minute)
+	t.Logf("the pod was ready %s after the Secret was created", time.Since(created).Round(100*time.Millisecond))
 	testenv.Eventually(t, time.Minute, func() error {
 		if it := statusOf(t, u, "ledger"); it.Ready != "True" {
 			return fmt.Errorf("ledger: ready %s reason %s: %s", it.Ready, it.Reason, it.Message)
