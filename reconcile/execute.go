@@ -342,12 +342,29 @@ func (c *Controller) deleteSecret(ctx context.Context, p plan) error {
 }
 
 // scheduleRotation looks at key again when its credentials are due to be
-// minted again.
+// minted again. The key is not marked for a full reconcile now (that
+// would turn every workload event until then into one): when it comes
+// up, syncFor finds the credentials due (rotationDue).
 func (c *Controller) scheduleRotation(key string, expires time.Time) {
 	if expires.IsZero() {
 		return
 	}
-	c.enqueueAfter(key, max(expires.Add(-c.cfg.CredentialsTTL/2).Sub(c.clock.Now()), 0))
+	c.queue.AddAfter(key, max(c.rotateAt(expires).Sub(c.clock.Now()), 0))
+}
+
+// rotateAt is when credentials that expire at expires are minted again.
+func (c *Controller) rotateAt(expires time.Time) time.Time {
+	return expires.Add(-c.cfg.CredentialsTTL / 2)
+}
+
+// rotationDue reports whether st names credentials due to be minted again.
+func (c *Controller) rotationDue(st api.Status) bool {
+	for _, k := range st.Children {
+		if !k.Expires.IsZero() && !c.clock.Now().Before(c.rotateAt(k.Expires)) {
+			return true
+		}
+	}
+	return false
 }
 
 // deleteChildren deletes each child, only if it still carries its

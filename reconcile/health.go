@@ -53,13 +53,14 @@ func (c *Controller) syncFor(ctx context.Context, key string, rev uint64) error 
 // syncHealth records what the workload now says of key, whose revision
 // rev was applied: the status is its last one with the conditions judged
 // again. Nothing is read from NATS or written to Kubernetes; a status
-// that is not an applied one at rev gets a full reconcile instead.
+// that is not an applied one at rev, or whose credentials are due to be
+// minted again, gets a full reconcile instead.
 func (c *Controller) syncHealth(ctx context.Context, key string, rev uint64) error {
 	prev, ok := c.status.get(key)
 	dep, hasDep := prev.ChildOfKind("Deployment")
 	ns, name, err := api.ParseKey(key)
 	if !ok || !hasDep || err != nil || c.workloads == nil || prev.ObservedRevision != rev ||
-		prev.Error != "" || !prev.IsTrue(api.ConditionApplied) {
+		prev.Error != "" || !prev.IsTrue(api.ConditionApplied) || c.rotationDue(prev) {
 		return c.sync(ctx, key)
 	}
 	h := c.workloads.Health(ns, name, dep.Hash)

@@ -182,3 +182,46 @@ func (e *env) recordStatuses(name string) func() []api.Status {
 		return slices.Clone(out)
 	}
 }
+
+// TestACrashLoopCostsOnlyAJudgementOfHealth: once a component (with
+// credentials of its own, whose rotation is scheduled at every reconcile)
+// is applied, its pod going from running to crash-looping makes it
+// Degraded with the container's exit code, and none of the workload's
+// events costs a full reconcile (counted by the stream lookups a full
+// reconcile of a known component makes: a judgement of health makes none).
+func TestACrashLoopCostsOnlyAJudgementOfHealth(t *testing.T) {
+	e, _ := mintingEnv(t, time.Hour)
+	e.start()
+	ctx := context.Background()
+	info := "$JS.API.STREAM.INFO." + render.StreamName(e.ns, "crasher")
+	lookups := watchJetStreamAPI(t, e.conn.NATS(), func(s string) bool { return s == info })
+	rev := e.publish(e.component("crasher"))
+	e.waitStatus("crasher", api.ConditionApplied, "True", rev)
+
+	apps := kube.Clientset(t).AppsV1().Deployments(e.ns)
+	d, err := apps.Get(ctx, "crasher", metav1.GetOptions{})
+	testenv.Must(t, err)
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1}
+	_, err = apps.UpdateStatus(ctx, d, metav1.UpdateOptions{})
+	testenv.Must(t, err)
+	e.waitConditionSays("crasher", rev, api.ConditionReady, "False", reasons.Progressing, "1 of 1 replicas updated, 0 available")
+
+	pods := kube.Clientset(t).CoreV1().Pods(e.ns)
+	pod := e.workerPod("crasher")
+	setState := func(s corev1.ContainerState, last *corev1.ContainerStateTerminated) {
+		t.Helper()
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", Image: pod.Spec.Containers[0].Image,
+			State: s, LastTerminationState: corev1.ContainerState{Terminated: last}}}
+		pod, err = pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+		testenv.Must(t, err)
+	}
+	setState(corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, nil)
+	exited := &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error"}
+	setState(corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 10s"}}, exited)
+	e.waitConditionSays("crasher", rev, api.ConditionDegraded, "True", reasons.CrashLoopBackOff, "keeps exiting (last exit code 2, Error)")
+	setState(corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, exited)
+	e.waitConditionSays("crasher", rev, api.ConditionReady, "False", reasons.Progressing, "0 available")
+	if n := lookups.count(); n != 0 {
+		t.Errorf("the workload's events cost %d full reconciles (stream lookups %v), want 0", n, lookups.seen())
+	}
+}
