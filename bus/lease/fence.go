@@ -23,7 +23,15 @@ type Fence struct {
 	ValidUntil func() time.Time
 	// Clock reads the time (default the real clock).
 	Clock clock.PassiveClock
+	// token is the lease's fencing token (Lease.Token).
+	token string
 }
+
+// Token returns the fencing token of the lease whose writes f guards, for
+// targets that can refuse a write older than one they hold (the API
+// server, through the chart's admission policy: docs/leases.md). A zero
+// Fence has none: "".
+func (f Fence) Token() string { return f.token }
 
 // Check returns ctx bounded by the fencing deadline, or ErrNotLeader when
 // the deadline has passed. Call cancel when the write is done. A zero

@@ -26,6 +26,9 @@ type Lease struct {
 	stop   context.CancelFunc
 	done   chan struct{}
 
+	// since is the server's time of the write that acquired the lease.
+	since time.Time
+
 	mu         sync.Mutex
 	rev        uint64
 	validUntil time.Time
@@ -43,6 +46,19 @@ func (l *Lease) Revision() uint64 {
 	defer l.mu.Unlock()
 	return l.rev
 }
+
+// TokenLayout is how Token writes a time: fixed width, UTC, so that two
+// tokens compare as strings as they do as times (a CEL expression in the
+// API server compares them so).
+const TokenLayout = "2006-01-02T15:04:05.000000000Z"
+
+// Token is the fencing token of this tenure: the server's time of the write
+// that acquired the lease, in TokenLayout. A later tenure, of any holder,
+// has a later token: it can only begin after this one's record expired on
+// the server (TTL after its last renewal, which follows the acquisition).
+// It does not depend on the lease bucket's revisions, which start again
+// when the bucket is made again, nor on any holder's clock.
+func (l *Lease) Token() string { return l.since.UTC().Format(TokenLayout) }
 
 // Lost is closed when the lease is lost or released.
 func (l *Lease) Lost() <-chan struct{} { return l.lost }
@@ -77,7 +93,9 @@ func (l *Lease) ValidUntil() time.Time {
 }
 
 // Fence returns the fence of this lease: writes pass while it is valid.
-func (l *Lease) Fence() Fence { return Fence{ValidUntil: l.ValidUntil, Clock: l.store.clock} }
+func (l *Lease) Fence() Fence {
+	return Fence{ValidUntil: l.ValidUntil, Clock: l.store.clock, token: l.Token()}
+}
 
 // Release stops renewing and deletes the lease (if it is still at this
 // holder's revision) so another holder can take it at once. The lease

@@ -92,7 +92,47 @@ func TestLeaseOneContenderWinsAndTheOtherTakesOverWhenRenewalsStop(t *testing.T)
 	if !lostAt.Before(acquiredAt) || holder.Valid() {
 		t.Fatal("the old holder did not consider its lease lost before the takeover")
 	}
+	// The newer tenure's fencing token is the greater, as strings too.
+	if !(taken.Token() > holder.Token()) || len(taken.Token()) != len(lease.TokenLayout) {
+		t.Errorf("the new tenure's token %q is not after the old one's %q", taken.Token(), holder.Token())
+	}
 	testenv.Must(t, taken.Release(ctx))
+}
+
+// TestATokenOutlivesTheLeaseBucket: the lease bucket made again restarts
+// its revisions, and a tenure that follows still has a later token.
+func TestATokenOutlivesTheLeaseBucket(t *testing.T) {
+	t.Parallel()
+	s := natstest.Start(t)
+	ctx := testenv.Ctx(t, 20*time.Second)
+	first, err := openLeases(t, s).Acquire(ctx, "east", "a", fastLease)
+	testenv.Must(t, err)
+	if want := renewalTime(t, s, "east", first.Revision()).UTC().Format(lease.TokenLayout); first.Token() != want {
+		t.Errorf("token %s, want the server's time of the acquiring write, %s", first.Token(), want)
+	}
+	for range 3 { // revisions the new bucket will not reach
+		rev := first.Revision()
+		testenv.Eventually(t, 5*time.Second, func() error {
+			if first.Revision() == rev {
+				return fmt.Errorf("not renewed past revision %d", rev)
+			}
+			return nil
+		})
+	}
+	testenv.Must(t, first.Release(ctx))
+	js, err := jetstream.New(s.Connect(t))
+	testenv.Must(t, err)
+	testenv.Must(t, js.DeleteKeyValue(ctx, lease.DefaultBucket))
+
+	second, err := openLeases(t, s).Acquire(ctx, "east", "b", fastLease)
+	testenv.Must(t, err)
+	defer second.Release(ctx)
+	if second.Revision() >= first.Revision() {
+		t.Fatalf("the new bucket's revision %d is not below the old one's %d: the test proves nothing", second.Revision(), first.Revision())
+	}
+	if !(second.Token() > first.Token()) {
+		t.Errorf("token after the bucket was made again %q, not after %q", second.Token(), first.Token())
+	}
 }
 
 // renewalTime is the server's timestamp of a lease revision.

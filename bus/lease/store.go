@@ -162,10 +162,27 @@ func (s *Store) Acquire(ctx context.Context, name, holder string, opts Options) 
 		}
 		return nil, err
 	}
+	if err := l.readSince(ctx); err != nil {
+		rev := l.Revision()
+		_, _ = s.b.Write(context.WithoutCancel(ctx), name, nil, kv.OpDelete, &rev, 0) // give it back
+		return nil, err
+	}
 	renewCtx, stop := context.WithCancel(ctx)
 	l.stop = stop
 	go l.keep(renewCtx)
 	return l, nil
+}
+
+// readSince reads back the record that acquired l for the server's time
+// of it (the fencing token), before the first renewal replaces it.
+func (l *Lease) readSince(ctx context.Context) error {
+	rev := l.Revision()
+	e, err := l.store.b.GetRevision(ctx, l.name, rev)
+	if err != nil {
+		return fmt.Errorf("bus: lease %s: read the acquiring write (revision %d) back: %w", l.name, rev, err)
+	}
+	l.since = e.Created
+	return nil
 }
 
 // claimable returns the revision to overwrite when lease name may be
