@@ -17,7 +17,8 @@ import (
 // owns a field obj sets; otherwise it server-side applies with force
 // (Result.TakenFrom names the managers whose fields it takes back). With
 // Owned, an object that exists without the owner's label is left alone
-// and reported as ErrNotOwned. Errors name the object:
+// and reported as ErrNotOwned; with Fenced, one a newer controller tenure
+// wrote is left alone and reported as ErrFenced. Errors name the object:
 // "Deployment/ns/name apply failed: ...".
 func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opts ...Option) (Result, error) {
 	res := resultFor(obj)
@@ -44,11 +45,16 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 			res.Action = action.Unchanged
 			return res, nil
 		}
+		if err := cfg.fencedOut(res.Ref(), live); err != nil {
+			res.Action = action.Skipped
+			return res, err
+		}
 		res.Action, res.TakenFrom = action.Configured, others
 	}
 	if err := expired(ctx); err != nil {
 		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
 	}
+	obj = cfg.stamped(obj)
 	// An object read as absent earlier (Prefetch) is created without
 	// force: if someone else has created it since, with other values, the
 	// API server answers with a conflict instead of handing its fields
@@ -60,6 +66,10 @@ func (m *Manager) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 			return m.Apply(ctx, obj, append(opts[:len(opts):len(opts)], readLive())...)
 		}
 		res.Action = action.Failed
+		if fenceDenied(err) {
+			res.Action = action.Skipped
+			return res, fmt.Errorf("%s apply refused: %w: %w", res.Ref(), ErrFenced, err)
+		}
 		return res, fmt.Errorf("%s apply failed: %w", res.Ref(), err)
 	}
 	res.ResourceVersion = written.GetResourceVersion()

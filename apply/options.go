@@ -10,6 +10,7 @@ type options struct {
 	absent     bool // known not to exist (live is nil)
 	ownerLabel string
 	ownerValue string
+	fence      string // the writer's fencing token (Fenced)
 }
 
 func optionsOf(opts []Option) options {

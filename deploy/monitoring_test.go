@@ -84,3 +84,21 @@ func TestMonitoringObjectsFollowTheirValues(t *testing.T) {
 		}
 	}
 }
+
+// TestTheFenceIsOnByDefault: the chart ships the write fence's policy and
+// binding unless fence.enabled is false. What the policy refuses is
+// proven against the real API server (apply TestAWriteOfAnOlderTenureIsRefused).
+func TestTheFenceIsOnByDefault(t *testing.T) {
+	kinds, byKind := kindsOf(t, nil)
+	if !slices.Contains(kinds, "ValidatingAdmissionPolicy") || !slices.Contains(kinds, "ValidatingAdmissionPolicyBinding") {
+		t.Fatalf("default values render %v, want the fence's policy and binding", kinds)
+	}
+	policy := byKind["ValidatingAdmissionPolicy"]["metadata"].(map[string]any)["name"]
+	if got := byKind["ValidatingAdmissionPolicyBinding"]["spec"].(map[string]any)["policyName"]; got != policy {
+		t.Errorf("the binding names policy %v, the policy is %v", got, policy)
+	}
+	kinds, _ = kindsOf(t, map[string]any{"fence": map[string]any{"enabled": false}})
+	if slices.Contains(kinds, "ValidatingAdmissionPolicy") {
+		t.Error("fence.enabled false still renders the policy")
+	}
+}

@@ -21,7 +21,8 @@ import (
 var chartKinds = map[string][]string{
 	"nats":      {"ConfigMap", "NetworkPolicy", "Service", "Service", "StatefulSet"},
 	"collector": {"ConfigMap", "Deployment", "Service"},
-	"tinyctl":   {"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount"},
+	"tinyctl": {"ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount",
+		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"},
 }
 
 var releaseNames = []string{"nats", "collector", "tinyctl"}

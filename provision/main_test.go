@@ -103,21 +103,24 @@ type objectRef struct {
 func (o objectRef) String() string { return o.kind + "/" + o.namespace + "/" + o.name }
 
 var resources = map[string]schema.GroupVersionResource{
-	"ConfigMap":           {Version: "v1", Resource: "configmaps"},
-	"Secret":              {Version: "v1", Resource: "secrets"},
-	"Service":             {Version: "v1", Resource: "services"},
-	"ServiceAccount":      {Version: "v1", Resource: "serviceaccounts"},
-	"Deployment":          {Group: "apps", Version: "v1", Resource: "deployments"},
-	"StatefulSet":         {Group: "apps", Version: "v1", Resource: "statefulsets"},
-	"ClusterRole":         {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
-	"ClusterRoleBinding":  {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
-	"Role":                {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
-	"RoleBinding":         {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
-	"PodDisruptionBudget": {Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
-	"NetworkPolicy":       {Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"},
+	"ConfigMap":                 {Version: "v1", Resource: "configmaps"},
+	"Secret":                    {Version: "v1", Resource: "secrets"},
+	"Service":                   {Version: "v1", Resource: "services"},
+	"ServiceAccount":            {Version: "v1", Resource: "serviceaccounts"},
+	"Deployment":                {Group: "apps", Version: "v1", Resource: "deployments"},
+	"StatefulSet":               {Group: "apps", Version: "v1", Resource: "statefulsets"},
+	"ClusterRole":               {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	"ClusterRoleBinding":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	"Role":                      {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	"RoleBinding":               {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	"PodDisruptionBudget":       {Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
+	"NetworkPolicy":             {Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"},
+	"ValidatingAdmissionPolicy": {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
+	"ValidatingAdmissionPolicyBinding": {Group: "admissionregistration.k8s.io", Version: "v1",
+		Resource: "validatingadmissionpolicybindings"},
 }
 
-var clusterScoped = []string{"ClusterRole", "ClusterRoleBinding"}
+var clusterScoped = []string{"ClusterRole", "ClusterRoleBinding", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 
 // objects lists the objects of a release's manifest.
 func (r *runtime) objects(rel *release.Release) []objectRef {

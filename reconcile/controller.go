@@ -173,7 +173,7 @@ func (c *Controller) loadStatuses(ctx context.Context) error {
 	}
 	accepted := map[string]bool{}
 	for _, st := range recs {
-		c.status.set(st)
+		c.status.set(st.Status, st.Revision)
 		if c.cfg.AcceptUnplace && slices.ContainsFunc(st.Conditions, func(cd api.Condition) bool { return cd.Reason == reasons.UnplaceHeld }) {
 			accepted[st.Component] = true
 		}

@@ -95,7 +95,7 @@ func (c *Controller) ensureCredentials(ctx context.Context, minter Minter, ns, c
 	owner := render.ComponentLabelValue(ns, component)
 	err = c.fenced(ctx, func(ctx context.Context) error {
 		res, err := c.deps.Kube.ApplyAll(ctx, []*unstructured.Unstructured{obj},
-			apply.SetOptions{Options: []apply.Option{apply.Owned(render.LabelComponent, owner)}})
+			apply.SetOptions{Options: c.writeOptions(owner)})
 		for _, r := range res {
 			c.observe(ctx, r, err)
 		}

@@ -132,13 +132,28 @@ type Tenants interface {
 	Ensure(ctx context.Context, ns string) (Minter, error)
 }
 
-// Statuses stores one status record per component per cluster.
+// Statuses stores one status record per component per cluster. Writes are
+// checked against the record's latest revision (markers included; 0: never
+// written): one written since by anyone else fails the write with a
+// *bus.RevisionMismatchError, so a write a deposed leader sent before its
+// lease ran out, arriving after a newer leader wrote the record, is
+// refused instead of putting an older status back.
 type Statuses interface {
-	Put(ctx context.Context, st api.Status) error
-	Delete(ctx context.Context, component, cluster string) error
-	// Load returns the records cluster wrote (and no other cluster's);
-	// records that do not decode are left out.
-	Load(ctx context.Context, cluster string) ([]api.Status, error)
+	// Put stores st if the record is at revision rev and returns the new
+	// revision.
+	Put(ctx context.Context, st api.Status, rev uint64) (uint64, error)
+	// Delete removes the record if it is at revision rev and returns the
+	// revision of its delete marker.
+	Delete(ctx context.Context, component, cluster string, rev uint64) (uint64, error)
+	// Load returns the records cluster wrote (and no other cluster's),
+	// with their revisions; records that do not decode are left out.
+	Load(ctx context.Context, cluster string) ([]StoredStatus, error)
+}
+
+// StoredStatus is a status record as Statuses holds it.
+type StoredStatus struct {
+	api.Status
+	Revision uint64
 }
 
 // Kube is the Kubernetes write path (package apply's Manager).
@@ -152,9 +167,12 @@ type Kube interface {
 }
 
 // Fence guards every write: Check returns ctx bounded by the moment the
-// writer must stop, or an error when it already must (lease.Fence).
+// writer must stop, or an error when it already must; Token is the
+// tenure's fencing token, stamped on every child written so that the API
+// server refuses a late write of a deposed tenure ("": none; lease.Fence).
 type Fence interface {
 	Check(ctx context.Context) (context.Context, context.CancelFunc, error)
+	Token() string
 }
 
 // Deps are the controller's connections to the outside world.
@@ -197,3 +215,5 @@ type noFence struct{}
 func (noFence) Check(ctx context.Context) (context.Context, context.CancelFunc, error) {
 	return ctx, func() {}, nil
 }
+
+func (noFence) Token() string { return "" }

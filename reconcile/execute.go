@@ -260,7 +260,7 @@ func (c *Controller) applyChildren(ctx context.Context, p plan, desired []*unstr
 	err := c.fenced(ctx, func(ctx context.Context) (err error) {
 		cs, err = c.deps.Kube.ApplyAll(ctx, desired, apply.SetOptions{
 			Live:    live,
-			Options: []apply.Option{apply.Owned(render.LabelComponent, owner)},
+			Options: c.writeOptions(owner),
 		})
 		return err
 	})
@@ -372,8 +372,7 @@ func (c *Controller) rotationDue(st api.Status) bool {
 func (c *Controller) deleteChildren(ctx context.Context, kids []child) error {
 	for _, ch := range kids {
 		err := c.fenced(ctx, func(ctx context.Context) error {
-			res, err := c.deps.Kube.Delete(ctx, ch.kind.gvk, ch.namespace, ch.name,
-				apply.Owned(render.LabelComponent, ch.component))
+			res, err := c.deps.Kube.Delete(ctx, ch.kind.gvk, ch.namespace, ch.name, c.writeOptions(ch.component)...)
 			c.observe(ctx, res, err)
 			return err
 		})
@@ -382,6 +381,13 @@ func (c *Controller) deleteChildren(ctx context.Context, kids []child) error {
 		}
 	}
 	return nil
+}
+
+// writeOptions are the options of every write of a child of component
+// owner: only if it is the component's, stamped with this tenure's fencing
+// token and refused where a newer tenure wrote.
+func (c *Controller) writeOptions(owner string) []apply.Option {
+	return []apply.Option{apply.Owned(render.LabelComponent, owner), apply.Fenced(c.fence.Token())}
 }
 
 // fenced runs one write under the fence.
@@ -424,12 +430,33 @@ func (c *Controller) writeStatus(ctx context.Context, st api.Status) error {
 	if had && prev.SameAs(st) {
 		return nil
 	}
-	err := c.fenced(ctx, func(ctx context.Context) error { return c.deps.Statuses.Put(ctx, st) })
+	var rev uint64
+	err := c.fenced(ctx, func(ctx context.Context) error {
+		return checkedWrite(c.status.revision(st.Component), func(at uint64) (err error) {
+			rev, err = c.deps.Statuses.Put(ctx, st, at)
+			return err
+		})
+	})
 	if err != nil {
 		return fmt.Errorf("write status: %w", err)
 	}
-	c.status.set(st)
+	c.status.set(st, rev)
 	return nil
+}
+
+// checkedWrite makes a revision-checked write at rev and, when the record
+// has moved on (someone else wrote it: most often a write of this process
+// that timed out here but landed), once more at the revision it is at.
+// The first attempt is the one that may be late: a write sent before the
+// lease ran out and delayed in flight. The second is sent now, under the
+// fence, by a holder of the lease.
+func checkedWrite(rev uint64, write func(at uint64) error) error {
+	err := write(rev)
+	var moved *bus.RevisionMismatchError
+	if errors.As(err, &moved) {
+		err = write(moved.Current)
+	}
+	return err
 }
 
 // removeStatus deletes the status record of key if one was written.
@@ -437,12 +464,16 @@ func (c *Controller) removeStatus(ctx context.Context, key string) error {
 	if _, ok := c.status.get(key); !ok {
 		return nil
 	}
+	var rev uint64
 	err := c.fenced(ctx, func(ctx context.Context) error {
-		return c.deps.Statuses.Delete(ctx, key, c.cfg.Cluster.Name)
+		return checkedWrite(c.status.revision(key), func(at uint64) (err error) {
+			rev, err = c.deps.Statuses.Delete(ctx, key, c.cfg.Cluster.Name, at)
+			return err
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("delete status: %w", err)
 	}
-	c.status.forget(key)
+	c.status.forget(key, rev)
 	return nil
 }

@@ -127,24 +127,23 @@ func StatusesFrom(s *status.Store) Statuses { return natsStatuses{s} }
 
 type natsStatuses struct{ s *status.Store }
 
-func (n natsStatuses) Put(ctx context.Context, st api.Status) error {
-	_, err := n.s.Put(ctx, st)
-	return err
+func (n natsStatuses) Put(ctx context.Context, st api.Status, rev uint64) (uint64, error) {
+	return n.s.Write(ctx, st, rev)
 }
 
-func (n natsStatuses) Delete(ctx context.Context, component, cluster string) error {
-	return n.s.Delete(ctx, component, cluster)
+func (n natsStatuses) Delete(ctx context.Context, component, cluster string, rev uint64) (uint64, error) {
+	return n.s.Remove(ctx, component, cluster, rev)
 }
 
-func (n natsStatuses) Load(ctx context.Context, cluster string) ([]api.Status, error) {
+func (n natsStatuses) Load(ctx context.Context, cluster string) ([]StoredStatus, error) {
 	recs, err := n.s.ListCluster(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]api.Status, 0, len(recs))
+	out := make([]StoredStatus, 0, len(recs))
 	for _, r := range recs {
 		if r.Err == nil {
-			out = append(out, r.Status)
+			out = append(out, StoredStatus{Status: r.Status, Revision: r.Revision})
 		}
 	}
 	return out, nil

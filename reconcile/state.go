@@ -132,13 +132,18 @@ func (c *specCache) revision() uint64 {
 
 // statusCache remembers the last status written for each component of this
 // cluster, so an unchanged status is not written again (a restart with
-// nothing changed writes nothing).
+// nothing changed writes nothing), and the revision each record is at, so
+// that every write is checked against it (Statuses). A removed record's
+// revision (its delete marker's) is kept for the next write.
 type statusCache struct {
-	mu sync.Mutex
-	m  map[string]api.Status
+	mu   sync.Mutex
+	m    map[string]api.Status
+	revs map[string]uint64
 }
 
-func newStatusCache() *statusCache { return &statusCache{m: map[string]api.Status{}} }
+func newStatusCache() *statusCache {
+	return &statusCache{m: map[string]api.Status{}, revs: map[string]uint64{}}
+}
 
 func (s *statusCache) get(key string) (api.Status, bool) {
 	s.mu.Lock()
@@ -147,16 +152,27 @@ func (s *statusCache) get(key string) (api.Status, bool) {
 	return st, ok
 }
 
-func (s *statusCache) set(st api.Status) {
+// revision is the revision key's record was last read or written at (0:
+// none known).
+func (s *statusCache) revision(key string) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.m[st.Component] = st
+	return s.revs[key]
 }
 
-func (s *statusCache) forget(key string) {
+// set records st as stored at revision rev.
+func (s *statusCache) set(st api.Status, rev uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[st.Component], s.revs[st.Component] = st, rev
+}
+
+// forget records that key's record was removed, at revision rev.
+func (s *statusCache) forget(key string, rev uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.m, key)
+	s.revs[key] = rev
 }
 
 // keySet is a set of keys safe for concurrent use.

@@ -117,6 +117,35 @@ func (s *Store) Put(ctx context.Context, st api.Status) (uint64, error) {
 	return s.status.Put(ctx, Key(st.Component, st.Cluster), data)
 }
 
+// Write stores st as Put does, but only if the record's latest revision
+// (markers included) is expect, 0 for a record never written: a record
+// written since by anyone else fails the write with a
+// *bus.RevisionMismatchError carrying its revision. A controller writes
+// its records so, and a write it sent before losing its lease that
+// arrives after a newer leader wrote the record is refused.
+func (s *Store) Write(ctx context.Context, st api.Status, expect uint64) (uint64, error) {
+	if err := validateKey(st.Component, st.Cluster); err != nil {
+		return 0, err
+	}
+	if st.UpdatedAt.IsZero() {
+		st.UpdatedAt = s.now().UTC()
+	}
+	data, err := json.Marshal(st)
+	if err != nil {
+		return 0, fmt.Errorf("bus: encode status: %w", err)
+	}
+	return s.status.Write(ctx, Key(st.Component, st.Cluster), data, kv.OpPut, &expect, 0)
+}
+
+// Remove deletes the status of a component in a cluster (a delete marker)
+// only if its latest revision is expect; see Write.
+func (s *Store) Remove(ctx context.Context, component, cluster string, expect uint64) (uint64, error) {
+	if err := validateKey(component, cluster); err != nil {
+		return 0, err
+	}
+	return s.status.Write(ctx, Key(component, cluster), nil, kv.OpDelete, &expect, 0)
+}
+
 // Delete removes the status of a component in a cluster (a delete marker).
 func (s *Store) Delete(ctx context.Context, component, cluster string) error {
 	return s.status.Delete(ctx, Key(component, cluster), 0)

@@ -189,3 +189,43 @@ func TestStalenessIsJudgedByTheServersClockNotTheReaders(t *testing.T) {
 		}
 	}
 }
+
+// TestWritesAreCheckedAgainstTheRevision: Write and Remove land only at
+// the record's latest revision (0: never written); a record written since
+// fails them with the revision it is at, and stays as it was.
+func TestWritesAreCheckedAgainstTheRevision(t *testing.T) {
+	t.Parallel()
+	s := natstest.Start(t)
+	ctx := testenv.Ctx(t, 20*time.Second)
+	store, err := status.Open(ctx, natstest.BusConnect(t, s.BusConfig(), nil), status.Config{}, kv.Ensure)
+	testenv.Must(t, err)
+	st := api.Status{Component: "workers.extractor", Cluster: "east", ObservedRevision: 1}
+
+	first, err := store.Write(ctx, st, 0)
+	testenv.Must(t, err)
+	st.ObservedRevision = 2
+	newer, err := store.Write(ctx, st, first) // a newer leader
+	testenv.Must(t, err)
+	late := st
+	late.ObservedRevision = 1
+	_, err = store.Write(ctx, late, first) // a late write against what it last saw
+	var moved *bus.RevisionMismatchError
+	if !errors.As(err, &moved) || moved.Current != newer {
+		t.Fatalf("a write at revision %d of a record at %d: %v, want a mismatch naming %d", first, newer, err, newer)
+	}
+	if _, err := store.Remove(ctx, st.Component, st.Cluster, first); !errors.As(err, &moved) {
+		t.Fatalf("a remove at an old revision: %v, want a mismatch", err)
+	}
+	got, err := store.Get(ctx, st.Component, st.Cluster)
+	testenv.Must(t, err)
+	if got.ObservedRevision != 2 || got.Revision != newer {
+		t.Fatalf("the record is at revision %d observing %d, want the newer write's %d observing 2", got.Revision, got.ObservedRevision, newer)
+	}
+	marker, err := store.Remove(ctx, st.Component, st.Cluster, newer)
+	testenv.Must(t, err)
+	if _, err := store.Write(ctx, st, 0); !errors.As(err, &moved) || moved.Current != marker {
+		t.Fatalf("a write as if never written over a removed record: %v, want a mismatch naming the marker %d", err, marker)
+	}
+	_, err = store.Write(ctx, st, marker)
+	testenv.Must(t, err)
+}
