@@ -1,7 +1,10 @@
 package chaos
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -38,6 +41,8 @@ type FaultyAPI struct {
 	srv *httptest.Server
 
 	mu     sync.Mutex
+	holds  []*HeldWrite // waiting for their write
+	every  []*HeldWrite
 	rate   float64
 	rng    *rand.Rand
 	writes int
@@ -58,6 +63,10 @@ func StartFaultyAPI(tb testing.TB, cfg *rest.Config, rate float64, seed uint64) 
 	rp.FlushInterval = -1 // watches stream
 	f := &FaultyAPI{rate: rate, rng: rand.New(rand.NewPCG(seed, seed+1)), failed: map[int]int{}}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := f.held(r); h != nil {
+			h.serve(w, r, rp)
+			return
+		}
 		code := f.fault(r)
 		if code == committed {
 			rp.ServeHTTP(httptest.NewRecorder(), r) // carried out, its answer dropped
@@ -68,7 +77,14 @@ func StartFaultyAPI(tb testing.TB, cfg *rest.Config, rate float64, seed uint64) 
 		}
 		rp.ServeHTTP(w, r)
 	}))
-	tb.Cleanup(f.srv.Close)
+	tb.Cleanup(func() {
+		f.mu.Lock()
+		for _, h := range f.every {
+			h.release() // a handler still holding a write would keep Close waiting
+		}
+		f.mu.Unlock()
+		f.srv.Close()
+	})
 	return f
 }
 
@@ -139,3 +155,85 @@ func (f *FaultyAPI) Kubeconfig(tb testing.TB) string {
 	testenv.Must(tb, clientcmd.WriteToFile(kc, path))
 	return path
 }
+
+// HeldWrite is a write the proxy holds, as the network might delay it:
+// its client waits (and may give up), and when released it is sent on
+// regardless, as bytes already on their way would be.
+type HeldWrite struct {
+	match    func(*http.Request) bool
+	once     sync.Once
+	caught   chan struct{}
+	released chan struct{}
+	answered chan struct{}
+	body     []byte
+	code     int
+	answer   string
+}
+
+// Hold holds the next write (POST, PUT, PATCH, DELETE) match accepts
+// until Release; the writes before and after it pass as usual.
+func (f *FaultyAPI) Hold(match func(*http.Request) bool) *HeldWrite {
+	h := &HeldWrite{match: match, caught: make(chan struct{}), released: make(chan struct{}), answered: make(chan struct{})}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.holds, f.every = append(f.holds, h), append(f.every, h)
+	return h
+}
+
+// held returns the hold r falls under, taking it, or nil.
+func (f *FaultyAPI) held(r *http.Request) *HeldWrite {
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+	default:
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, h := range f.holds {
+		if h.match(r) {
+			f.holds = append(f.holds[:i], f.holds[i+1:]...)
+			return h
+		}
+	}
+	return nil
+}
+
+// serve holds r until Release, then sends it on, detached from its
+// client, and answers the client (if it still listens) with the answer.
+func (h *HeldWrite) serve(w http.ResponseWriter, r *http.Request, rp *httputil.ReverseProxy) {
+	body, _ := io.ReadAll(r.Body)
+	h.body = body
+	close(h.caught)
+	<-h.released
+	out := r.Clone(context.WithoutCancel(r.Context()))
+	out.Body = io.NopCloser(bytes.NewReader(body))
+	rec := httptest.NewRecorder()
+	rp.ServeHTTP(rec, out)
+	h.code, h.answer = rec.Code, rec.Body.String()
+	close(h.answered)
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+// Caught is closed once a write is held.
+func (h *HeldWrite) Caught() <-chan struct{} { return h.caught }
+
+// Body is the held write's request body (once Caught).
+func (h *HeldWrite) Body() []byte { return h.body }
+
+// Release sends the held write on and returns the API server's answer:
+// its status code and body.
+func (h *HeldWrite) Release(ctx context.Context) (int, string, error) {
+	h.release()
+	select {
+	case <-h.answered:
+		return h.code, h.answer, nil
+	case <-ctx.Done():
+		return 0, "", ctx.Err()
+	}
+}
+
+func (h *HeldWrite) release() { h.once.Do(func() { close(h.released) }) }

@@ -61,7 +61,7 @@ func run(m *testing.M) int {
 }
 
 // scenarios is how many scenarios share -chaos.duration.
-const scenarios = 11
+const scenarios = 14
 
 // cycleCount is how many fault cycles a scenario runs: reduced in the
 // normal test run; with -chaos.full, at least fullRun and then as many as

@@ -36,7 +36,9 @@ const (
 type rigOptions struct {
 	maxStore  int64             // JetStream store limit (0: 1 TiB)
 	link      bool              // the controller reaches NATS through a cuttable proxy
-	faulty    float64           // share of API writes failed by a proxy (0: no proxy)
+	direct    bool              // with link, the standby reaches NATS directly
+	faulty    float64           // share of API writes failed by a proxy
+	proxied   bool              // the controllers reach the API server through that proxy even when faulty is 0
 	standby   bool              // run a second controller
 	scaled    func(string) bool // components with a ScaledObject
 	serveArgs []string
@@ -95,9 +97,10 @@ func newRig(t *testing.T, scenario string, o rigOptions) *rig {
 	if o.link {
 		r.link = testenv.StartProxy(t, r.nats.Addr())
 	}
-	if o.faulty > 0 {
+	if o.faulty > 0 || o.proxied {
 		r.api = chaos.StartFaultyAPI(t, kube.Config, o.faulty, r.seed)
 	}
+	kube.InstallFence(t) // as the chart does
 	r.conn = natstest.BusConnect(t, bus.Config{URLs: []string{r.nats.URL()}, Name: "chaos-driver", Reconnect: natstest.FastBackoff}, nil)
 	var err error
 	r.specs, err = specs.Open(testenv.Ctx(t, 10*time.Second), r.conn, specs.Config{}, kv.Ensure)
@@ -123,7 +126,7 @@ func newRig(t *testing.T, scenario string, o rigOptions) *rig {
 func (r *rig) startServe() *serveProc {
 	r.t.Helper()
 	natsURL, kubeconfig := r.nats.URL(), kube.Kubeconfig
-	if r.link != nil {
+	if r.link != nil && !(r.opts.direct && len(r.serves) > 0) {
 		natsURL = "nats://" + r.link.Addr()
 	}
 	if r.api != nil {
