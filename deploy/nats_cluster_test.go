@@ -252,7 +252,7 @@ func startServer(t *testing.T, opts *server.Options) *server.Server {
 	testenv.Must(t, err)
 	go s.Start()
 	t.Cleanup(s.Shutdown)
-	if !s.ReadyForConnections(10 * time.Second) {
+	if !s.ReadyForConnections(30 * time.Second) { // a loaded 2-core machine
 		t.Fatal("server not ready")
 	}
 	return s

@@ -71,7 +71,7 @@ func TestNATSConfigAccepted(t *testing.T) {
 	}
 	go s.Start()
 	t.Cleanup(s.Shutdown)
-	if !s.ReadyForConnections(10 * time.Second) {
+	if !s.ReadyForConnections(30 * time.Second) { // a loaded 2-core machine
 		t.Fatal("server not ready")
 	}
 	nc, err := nats.Connect(s.ClientURL(), nats.Token(token))

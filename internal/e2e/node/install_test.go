@@ -12,8 +12,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/internal/localnode"
 	"github.com/tinyctl/tinyctl/internal/statusview"
 	"github.com/tinyctl/tinyctl/internal/testenv"
@@ -197,7 +200,28 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 		t.Errorf("diff of the unchanged component: want exit 0 and no output\n%s", r)
 	}
 
-	// 9. A delete removes everything the component made.
+	// 9. The install's fence: the new leader's next write stamps its newer
+	// token, and a write carrying the deposed leader's (one sent before its
+	// lease ran out, arriving late) is refused by the API server.
+	before, err := cs.AppsV1().Deployments(workerNS).Get(ctx, workerName, metav1.GetOptions{})
+	testenv.Must(t, err)
+	deposed := before.Annotations[apply.AnnotationFence]
+	u.file("thumbnailer.yaml", thumbnailer("7ms", 2))
+	u.ok(time.Minute, "apply", "-f", spec)
+	statusReady(t, u, 3)
+	after, err := cs.AppsV1().Deployments(workerNS).Get(ctx, workerName, metav1.GetOptions{})
+	testenv.Must(t, err)
+	if newer := after.Annotations[apply.AnnotationFence]; deposed == "" || !(newer > deposed) {
+		t.Errorf("fencing tokens: the first leader's %q, the new leader's %q; want a later one", deposed, newer)
+	}
+	late := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}},"spec":{"template":{"spec":{"containers":[{"name":"worker","env":[{"name":"THUMBNAIL_WORK","value":"6ms"}]}]}}}}`,
+		apply.AnnotationFence, deposed)
+	_, err = cs.AppsV1().Deployments(workerNS).Patch(ctx, workerName, types.StrategicMergePatchType, []byte(late), metav1.PatchOptions{FieldManager: "tinyctl"})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), apply.AnnotationFence+" is older") {
+		t.Errorf("a write with the deposed leader's token: %v, want refused by the install's fence", err)
+	}
+
+	// 10. A delete removes everything the component made.
 	u.ok(time.Minute, "delete", workerName, "-n", workerNS, "--yes")
 	gone(t, "Deployment", time.Minute, func() error {
 		_, err := cs.AppsV1().Deployments(workerNS).Get(ctx, workerName, metav1.GetOptions{})

@@ -1,11 +1,14 @@
 package node
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tinyctl/tinyctl/internal/localnode"
 	"github.com/tinyctl/tinyctl/internal/statusview"
@@ -130,13 +133,31 @@ func statusOf(t *testing.T, u *user, name string) statusview.StatusItem {
 func degraded(t *testing.T, u *user, name, reason string) statusview.StatusItem {
 	t.Helper()
 	var it statusview.StatusItem
-	testenv.Eventually(t, 2*time.Minute, func() error {
+	testenv.EventuallyEvery(t, 2*time.Minute, 250*time.Millisecond, func() error {
 		it = statusOf(t, u, name)
 		if it.Applied != "True" || it.Ready != "False" || !it.Degraded || it.Reason != reason {
-			return fmt.Errorf("%s: applied %s ready %s degraded %v reason %s (%s), want applied, Degraded with %s",
-				name, it.Applied, it.Ready, it.Degraded, it.Reason, it.Message, reason)
+			return fmt.Errorf("%s: applied %s ready %s degraded %v reason %s (%s), want applied, Degraded with %s; its pods: %s",
+				name, it.Applied, it.Ready, it.Degraded, it.Reason, it.Message, reason, podsOf(t, "default", name))
 		}
 		return nil
 	})
 	return it
+}
+
+// podsOf says what component name's pods in ns are doing, as kubectl get
+// pods would, for a failure message.
+func podsOf(t *testing.T, ns, name string) string {
+	list, err := clientset(t).CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + name})
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, p := range list.Items {
+		restarts := int32(0)
+		for _, c := range p.Status.ContainerStatuses {
+			restarts += c.RestartCount
+		}
+		out = append(out, fmt.Sprintf("%s %s, %d restarts, %s", p.Name, p.Status.Phase, restarts, containerStates(p)))
+	}
+	return fmt.Sprintf("%d %v", len(out), out)
 }
