@@ -58,13 +58,14 @@ func (m *Manager) Get(ctx context.Context, gvk schema.GroupVersionKind, namespac
 // object (absent counts as empty) to what the API server would store, ""
 // when they are equal. The live object's and the desired object's values
 // of the carry annotations are taken from the live one first, so that
-// only content differences show (a revision annotation, say).
+// only content differences show (a revision annotation, say); the fencing
+// token a controller stamped (AnnotationFence) always is.
 func (m *Manager) Diff(ctx context.Context, obj *unstructured.Unstructured, carry ...string) (string, error) {
 	live, err := m.Get(ctx, obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName())
 	if err != nil {
 		return "", err
 	}
-	merged, err := m.DryRun(ctx, withAnnotationsOf(obj, live, carry))
+	merged, err := m.DryRun(ctx, withAnnotationsOf(obj, live, append(carry[:len(carry):len(carry)], AnnotationFence)))
 	if err != nil {
 		return "", err
 	}

@@ -55,6 +55,9 @@ func TestAWriteOfAnOlderTenureIsRefused(t *testing.T) {
 		t.Fatalf("the written object carries token %q, want %q", got, older)
 	}
 	mustApply(t, a, fencedSecret(ns, "two", "h2"), action.Configured, apply.Fenced(newer))
+	if d, err := a.Diff(ctx, fencedSecret(ns, "two", "h2")); err != nil || d != "" {
+		t.Fatalf("diff of the unchanged object: %v\n%s; want none (the token is not content)", err, d)
+	}
 
 	// The old tenure's write, judged on what it last saw, reaches the API
 	// server, which refuses it.
