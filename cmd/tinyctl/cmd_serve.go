@@ -64,33 +64,25 @@ Every flag can also be set by the environment variable shown with it.`,
 func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
 	c := &f.cfg
 	f.kube.AddFlags(fs)
-	bind := func(name, env string) { cli.BindEnv(fs, name, env) }
 	fs.StringVar(&c.Loop.Cluster.Name, "cluster-name", render.DefaultClusterName, "this cluster's name in status records, heartbeats, leases and placement")
-	bind("cluster-name", "TINYCTL_CLUSTER_NAME")
 	fs.StringToStringVar(&f.clusterLabels, "cluster-labels", nil, "this cluster's labels for placement.clusterSelector, k=v,k=v")
-	bind("cluster-labels", "TINYCTL_CLUSTER_LABELS")
 	fs.StringVar(&c.HubDomain, "hub-domain", "", "JetStream domain of a fleet hub: read specs from a local mirror of the hub's bucket (docs/fleet.md)")
-	bind("hub-domain", "TINYCTL_HUB_DOMAIN")
 	fs.BoolVar(&c.Loop.AcceptUnplace, "accept-unplace", false, "confirm, once, the unplaces held when the controller starts (status UnplaceHeld: components that no longer select this cluster only because its name or labels changed): their children are removed; holds that arise later are kept")
-	bind("accept-unplace", "TINYCTL_ACCEPT_UNPLACE")
 	fs.IntVar(&c.Loop.Workers, "workers", reconcile.DefaultWorkers, "components reconciled in parallel")
-	bind("workers", "TINYCTL_WORKERS")
 	fs.StringSliceVar(&c.Loop.Namespaces, "namespaces", nil, "the only namespaces the controller may manage, comma-separated (default: all but --deny-namespaces)")
-	bind("namespaces", "TINYCTL_NAMESPACES")
 	fs.StringSliceVar(&c.Loop.DenyNamespaces, "deny-namespaces", reconcile.DefaultDenyNamespaces, "namespaces never managed when --namespaces is empty")
-	bind("deny-namespaces", "TINYCTL_DENY_NAMESPACES")
 	fs.BoolVar(&c.Loop.CreateNamespaces, "create-namespaces", false, "create a component's namespace when it does not exist")
-	bind("create-namespaces", "TINYCTL_CREATE_NAMESPACES")
 	fs.IntVar(&c.Replicas, "replicas", 1, "JetStream replicas of the buckets the controller creates and of component streams that set none (spec.jobs.stream.replicas); more than 1 needs a JetStream cluster of that many servers")
-	bind("replicas", "TINYCTL_REPLICAS")
 	fs.StringVar(&c.StatusBucket, "status-bucket", status.DefaultBucket, "JetStream KV bucket for status records")
-	bind("status-bucket", "TINYCTL_STATUS_BUCKET")
 	fs.StringArrayVar(&f.subjectPrefixes, "subject-prefixes", nil,
 		`subjects a namespace's components may use instead of "<namespace>.>": namespace=pattern[,pattern...], repeatable; "off" lets every namespace use every subject`)
-	bind("subject-prefixes", "TINYCTL_SUBJECT_PREFIXES")
 	f.addRenderFlags(fs)
 	f.addIdentityFlags(fs)
 	f.addProcessFlags(fs)
+	// Every flag not bound already reads TINYCTL_<FLAG NAME> (the chart sets
+	// some; docs/operations.md lists them all). A renamed flag renames its
+	// variable: TestServeFlagsReadTheirVariables pins the names.
+	cli.BindAllEnv(fs, "TINYCTL_")
 }
 
 // addRenderFlags are what rendering needs to know about this cluster: what
@@ -98,116 +90,69 @@ func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
 // the cluster's address ranges, which `internet` egress excludes.
 func (f *serveFlags) addRenderFlags(fs *pflag.FlagSet) {
 	n := &f.cfg.Loop.Cluster.NATS
-	bind := func(name, env string) { cli.BindEnv(fs, name, env) }
 	fs.StringVar(&n.URL, "worker-nats-url", render.DefaultNATSURL, "NATS URL given to workers (NATS_URL)")
-	bind("worker-nats-url", "TINYCTL_WORKER_NATS_URL")
 	fs.StringVar(&n.Namespace, "nats-namespace", render.DefaultNATSNamespace, "namespace of the NATS pods workers may reach")
-	bind("nats-namespace", "TINYCTL_NATS_NAMESPACE")
 	fs.StringToStringVar(&f.natsPodLabels, "nats-pod-labels", map[string]string{"app.kubernetes.io/name": "nats"}, "labels of the NATS pods workers may reach")
-	bind("nats-pod-labels", "TINYCTL_NATS_POD_LABELS")
 	fs.StringVar(&n.MonitoringEndpoint, "keda-monitoring-endpoint", render.DefaultMonitoringEndpoint, "NATS monitoring host:port KEDA reads (natsServerMonitoringEndpoint)")
-	bind("keda-monitoring-endpoint", "TINYCTL_KEDA_MONITORING_ENDPOINT")
 	fs.StringVar(&n.Account, "keda-account", render.DefaultAccount, "NATS account KEDA reads the consumers of")
-	bind("keda-account", "TINYCTL_KEDA_ACCOUNT")
 	fs.StringVar(&n.CredentialsSecret, "credentials-secret", "", "Secret (in each component's namespace) with NATS credentials to mount into workers")
-	bind("credentials-secret", "TINYCTL_CREDENTIALS_SECRET")
 	col, dflt := &f.cfg.Loop.Cluster.Collector, render.DefaultCluster().Collector
 	fs.StringVar(&col.Endpoint, "collector-endpoint", render.DefaultCollectorEndpoint, `OTLP endpoint of the trace collector; every egress posture allows its pods ("-": no collector)`)
-	bind("collector-endpoint", "TINYCTL_COLLECTOR_ENDPOINT")
 	fs.StringVar(&col.Namespace, "collector-namespace", dflt.Namespace, "namespace of the collector pods workers may reach")
-	bind("collector-namespace", "TINYCTL_COLLECTOR_NAMESPACE")
 	fs.StringToStringVar(&f.collectorPodLabels, "collector-pod-labels", dflt.PodLabels, "labels of the collector pods workers may reach")
-	bind("collector-pod-labels", "TINYCTL_COLLECTOR_POD_LABELS")
 	nw := &f.cfg.Loop.Cluster.Network
 	fs.StringSliceVar(&nw.PodCIDRs, "pod-cidrs", nil, "this cluster's pod address ranges, comma-separated; internet egress excludes them")
-	bind("pod-cidrs", "TINYCTL_POD_CIDRS")
 	fs.StringSliceVar(&nw.ServiceCIDRs, "service-cidrs", nil, "this cluster's Service address ranges, comma-separated; internet egress excludes them")
-	bind("service-cidrs", "TINYCTL_SERVICE_CIDRS")
 	fs.BoolVar(&f.egressAllowClusterCIDRs, "egress-allow-cluster-cidrs", false, "let a component's egress allow list name addresses in --pod-cidrs and --service-cidrs (by default such a spec is refused: pods are reached by namespace and podLabels)")
-	bind("egress-allow-cluster-cidrs", "TINYCTL_EGRESS_ALLOW_CLUSTER_CIDRS")
 	fs.BoolVar(&f.egressAllowMetadata, "egress-allow-metadata", false, "let a component's egress allow list name the link-local and cloud metadata ranges (169.254.0.0/16, fe80::/10, fd00:ec2::254/128; by default such a spec is refused)")
-	bind("egress-allow-metadata", "TINYCTL_EGRESS_ALLOW_METADATA")
 	caps := &f.cfg.Loop.Cluster.Streams
 	fs.Int64Var(&caps.MaxBytes, "stream-max-bytes", render.DefaultStreamMaxBytes, "the most a component may ask for as spec.jobs.stream.maxBytes for a file-backed stream (-1: no cap); a component that asks nothing gets no byte limit and sets nothing aside, bounded by its namespace's quota (--tenant-store), --stream-max-msgs and its maxAge")
-	bind("stream-max-bytes", "TINYCTL_STREAM_MAX_BYTES")
 	fs.Int64Var(&caps.MaxMemoryBytes, "stream-max-memory-bytes", render.DefaultStreamMaxMemoryBytes, "cap on the bytes of each memory-backed component stream (-1: no cap)")
-	bind("stream-max-memory-bytes", "TINYCTL_STREAM_MAX_MEMORY_BYTES")
 	fs.Int64Var(&caps.MaxMsgs, "stream-max-msgs", render.DefaultStreamMaxMsgs, "cap on the messages of each component stream (-1: no cap)")
-	bind("stream-max-msgs", "TINYCTL_STREAM_MAX_MSGS")
 	fs.StringVar(&f.cfg.Loop.Cluster.DNS.NodeLocalIP, "dns-node-local-ip", "", "address NodeLocal DNSCache answers on (e.g. 169.254.20.10), which workers may query on port 53; empty when the cluster does not run it")
-	bind("dns-node-local-ip", "TINYCTL_DNS_NODE_LOCAL_IP")
 }
 
 // addIdentityFlags turn on per-component identities and the workers' TLS.
 func (f *serveFlags) addIdentityFlags(fs *pflag.FlagSet) {
-	bind := func(name, env string) { cli.BindEnv(fs, name, env) }
 	fs.StringVar(&f.identity.SigningKeyFile, "nats-account-signing-key-file", "",
 		"file holding a signing key seed (SA...) of the NATS account: the controller then connects as a user it mints and gives each worker credentials of its own")
-	bind("nats-account-signing-key-file", "TINYCTL_NATS_ACCOUNT_SIGNING_KEY_FILE")
 	fs.StringVar(&f.identity.Account, "nats-account", "", "public key (A...) of the NATS account the signing key signs for; also what KEDA reads")
-	bind("nats-account", "TINYCTL_NATS_ACCOUNT")
 	fs.StringVar(&f.tenants.OperatorSigningKeyFile, "nats-operator-signing-key-file", "",
 		"file holding an operator signing key seed (SO...): with --nats-claims-creds, every namespace gets NATS accounts of its own (its streams, workers and publishers), signed with it")
-	bind("nats-operator-signing-key-file", "TINYCTL_NATS_OPERATOR_SIGNING_KEY_FILE")
 	fs.StringVar(&f.tenants.ClaimsCredsFile, "nats-claims-creds", "",
 		"credentials of a system-account user that may push account JWTs ($SYS.REQ.CLAIMS.UPDATE), for the namespaces' accounts")
-	bind("nats-claims-creds", "TINYCTL_NATS_CLAIMS_CREDS")
 	fs.StringVar(&f.tenantFile, "tenant-store", "1GiB",
 		"JetStream file storage each namespace's streams may hold together (\"-1\": unlimited); on a single server the namespaces' quotas must fit its store")
-	bind("tenant-store", "TINYCTL_TENANT_STORE")
 	fs.StringVar(&f.tenantMem, "tenant-memory", "0",
 		"JetStream memory storage each namespace's streams may hold together (0: memory streams are refused; \"-1\": unlimited)")
-	bind("tenant-memory", "TINYCTL_TENANT_MEMORY")
 	fs.DurationVar(&f.cfg.Loop.CredentialsTTL, "worker-credentials-ttl", reconcile.DefaultCredentialsTTL,
 		"how long minted worker credentials live; they are minted again at half of it, and a deleted component's stop working within it")
-	bind("worker-credentials-ttl", "TINYCTL_WORKER_CREDENTIALS_TTL")
 	tls := &f.cfg.WorkerTLS
 	fs.StringVar(&tls.CA, "worker-tls-ca-file", "", "CA of the broker's certificate, given to workers (NATS_CA)")
-	bind("worker-tls-ca-file", "TINYCTL_WORKER_TLS_CA_FILE")
 	fs.StringVar(&tls.Cert, "worker-tls-cert-file", "", "client certificate given to workers for mutual TLS (NATS_CERT)")
-	bind("worker-tls-cert-file", "TINYCTL_WORKER_TLS_CERT_FILE")
 	fs.StringVar(&tls.Key, "worker-tls-key-file", "", "key of --worker-tls-cert-file (NATS_KEY)")
-	bind("worker-tls-key-file", "TINYCTL_WORKER_TLS_KEY_FILE")
 }
 
 // addProcessFlags tune the process itself.
 func (f *serveFlags) addProcessFlags(fs *pflag.FlagSet) {
 	c := &f.cfg
-	bind := func(name, env string) { cli.BindEnv(fs, name, env) }
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", serve.DefaultMetricsAddr, `Prometheus /metrics listen address ("-" disables, port 0 picks one)`)
-	bind("metrics-addr", "TINYCTL_METRICS_ADDR")
 	fs.StringVar(&c.HealthAddr, "health-addr", serve.DefaultHealthAddr, `/healthz and /readyz listen address ("-" disables, port 0 picks one)`)
-	bind("health-addr", "TINYCTL_HEALTH_ADDR")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", "", `Go runtime profiles (/debug/pprof/) listen address, e.g. 127.0.0.1:6060; off by default (profiles show the process's memory: keep it on loopback)`)
-	bind("pprof-addr", "TINYCTL_PPROF_ADDR")
 	fs.Float32Var(&c.KubeQPS, "kube-qps", serve.DefaultKubeQPS, "client-side limit on Kubernetes API requests per second; 0 or less: none, the API server's Priority and Fairness queues the controller's requests (docs/operations.md)")
-	bind("kube-qps", "TINYCTL_KUBE_QPS")
 	fs.IntVar(&c.KubeBurst, "kube-burst", 0, "requests the client-side limit lets through at once above --kube-qps (0: twice --kube-qps); only with --kube-qps above 0")
-	bind("kube-burst", "TINYCTL_KUBE_BURST")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
-	bind("log-level", "TINYCTL_LOG_LEVEL")
 	fs.StringVar(&f.logFormat, "log-format", "auto", "json, console, or auto (console on a terminal)")
-	bind("log-format", "TINYCTL_LOG_FORMAT")
 	fs.StringVar(&c.Holder, "holder", "", "this process's name in the lease (default: hostname-pid)")
-	bind("holder", "TINYCTL_HOLDER")
 	fs.DurationVar(&c.LeaseTTL, "lease-ttl", lease.DefaultTTL, "how long a silent leader keeps the lease (whole seconds)")
-	bind("lease-ttl", "TINYCTL_LEASE_TTL")
 	fs.DurationVar(&c.HeartbeatTTL, "heartbeat-ttl", serve.DefaultHeartbeatTTL, "how long this cluster's status stays live without a heartbeat (whole seconds)")
-	bind("heartbeat-ttl", "TINYCTL_HEARTBEAT_TTL")
 	fs.StringVar(&c.KEDAOperatorSelector, "keda-operator-selector", serve.DefaultKEDAOperatorSelector, "label selector of KEDA's operator Deployment, reported in the heartbeat")
-	bind("keda-operator-selector", "TINYCTL_KEDA_OPERATOR_SELECTOR")
 	fs.DurationVar(&c.Loop.ShutdownGrace, "shutdown-grace", reconcile.DefaultShutdownGrace, "how long in-flight reconciles may finish after SIGTERM")
-	bind("shutdown-grace", "TINYCTL_SHUTDOWN_GRACE")
 	fs.DurationVar(&c.Loop.Recheck, "recheck", reconcile.DefaultRecheck, "period of the checks for waiting components, deleted streams and orphans; every tenth also audits every stream's config and consumer")
-	bind("recheck", "TINYCTL_RECHECK")
 	fs.BoolVar(&f.embedded, "embedded-nats", false, "run a NATS server with JetStream inside this process and use it")
-	bind("embedded-nats", "TINYCTL_EMBEDDED_NATS")
 	fs.StringVar(&f.embeddedStore, "embedded-nats-store", "tinyctl-data", "JetStream store directory of the embedded server")
-	bind("embedded-nats-store", "TINYCTL_EMBEDDED_NATS_STORE")
 	fs.IntVar(&f.embeddedPort, "embedded-nats-port", 4222, "client port of the embedded server (-1: random)")
-	bind("embedded-nats-port", "TINYCTL_EMBEDDED_NATS_PORT")
 	fs.IntVar(&f.embedMon, "embedded-nats-monitor-port", 8222, "monitoring port of the embedded server (0: off, -1: random)")
-	bind("embedded-nats-monitor-port", "TINYCTL_EMBEDDED_NATS_MONITOR_PORT")
 }
 
 func (f *serveFlags) run(cmd *cobra.Command, o *options) error {

@@ -70,3 +70,79 @@ func TestServeRefusesBadNetworkSettingsAtStart(t *testing.T) {
 		`cluster dns nodeLocalIP "169.254.20": invalid IP address`,
 	})
 }
+
+// TestServeFlagsReadTheirVariables pins the environment variable of each of
+// serve's own flags (bound by name, cli.BindAllEnv): the chart and users'
+// manifests set them, so a renamed flag must be a decision, not an accident.
+func TestServeFlagsReadTheirVariables(t *testing.T) {
+	want := map[string]string{
+		"cluster-name":                   "TINYCTL_CLUSTER_NAME",
+		"cluster-labels":                 "TINYCTL_CLUSTER_LABELS",
+		"hub-domain":                     "TINYCTL_HUB_DOMAIN",
+		"accept-unplace":                 "TINYCTL_ACCEPT_UNPLACE",
+		"workers":                        "TINYCTL_WORKERS",
+		"namespaces":                     "TINYCTL_NAMESPACES",
+		"deny-namespaces":                "TINYCTL_DENY_NAMESPACES",
+		"create-namespaces":              "TINYCTL_CREATE_NAMESPACES",
+		"replicas":                       "TINYCTL_REPLICAS",
+		"status-bucket":                  "TINYCTL_STATUS_BUCKET",
+		"subject-prefixes":               "TINYCTL_SUBJECT_PREFIXES",
+		"worker-nats-url":                "TINYCTL_WORKER_NATS_URL",
+		"nats-namespace":                 "TINYCTL_NATS_NAMESPACE",
+		"nats-pod-labels":                "TINYCTL_NATS_POD_LABELS",
+		"keda-monitoring-endpoint":       "TINYCTL_KEDA_MONITORING_ENDPOINT",
+		"keda-account":                   "TINYCTL_KEDA_ACCOUNT",
+		"credentials-secret":             "TINYCTL_CREDENTIALS_SECRET",
+		"collector-endpoint":             "TINYCTL_COLLECTOR_ENDPOINT",
+		"collector-namespace":            "TINYCTL_COLLECTOR_NAMESPACE",
+		"collector-pod-labels":           "TINYCTL_COLLECTOR_POD_LABELS",
+		"pod-cidrs":                      "TINYCTL_POD_CIDRS",
+		"service-cidrs":                  "TINYCTL_SERVICE_CIDRS",
+		"egress-allow-cluster-cidrs":     "TINYCTL_EGRESS_ALLOW_CLUSTER_CIDRS",
+		"egress-allow-metadata":          "TINYCTL_EGRESS_ALLOW_METADATA",
+		"stream-max-bytes":               "TINYCTL_STREAM_MAX_BYTES",
+		"stream-max-memory-bytes":        "TINYCTL_STREAM_MAX_MEMORY_BYTES",
+		"stream-max-msgs":                "TINYCTL_STREAM_MAX_MSGS",
+		"dns-node-local-ip":              "TINYCTL_DNS_NODE_LOCAL_IP",
+		"nats-account-signing-key-file":  "TINYCTL_NATS_ACCOUNT_SIGNING_KEY_FILE",
+		"nats-account":                   "TINYCTL_NATS_ACCOUNT",
+		"nats-operator-signing-key-file": "TINYCTL_NATS_OPERATOR_SIGNING_KEY_FILE",
+		"nats-claims-creds":              "TINYCTL_NATS_CLAIMS_CREDS",
+		"tenant-store":                   "TINYCTL_TENANT_STORE",
+		"tenant-memory":                  "TINYCTL_TENANT_MEMORY",
+		"worker-credentials-ttl":         "TINYCTL_WORKER_CREDENTIALS_TTL",
+		"worker-tls-ca-file":             "TINYCTL_WORKER_TLS_CA_FILE",
+		"worker-tls-cert-file":           "TINYCTL_WORKER_TLS_CERT_FILE",
+		"worker-tls-key-file":            "TINYCTL_WORKER_TLS_KEY_FILE",
+		"metrics-addr":                   "TINYCTL_METRICS_ADDR",
+		"health-addr":                    "TINYCTL_HEALTH_ADDR",
+		"pprof-addr":                     "TINYCTL_PPROF_ADDR",
+		"kube-qps":                       "TINYCTL_KUBE_QPS",
+		"kube-burst":                     "TINYCTL_KUBE_BURST",
+		"log-level":                      "TINYCTL_LOG_LEVEL",
+		"log-format":                     "TINYCTL_LOG_FORMAT",
+		"holder":                         "TINYCTL_HOLDER",
+		"lease-ttl":                      "TINYCTL_LEASE_TTL",
+		"heartbeat-ttl":                  "TINYCTL_HEARTBEAT_TTL",
+		"keda-operator-selector":         "TINYCTL_KEDA_OPERATOR_SELECTOR",
+		"shutdown-grace":                 "TINYCTL_SHUTDOWN_GRACE",
+		"recheck":                        "TINYCTL_RECHECK",
+		"embedded-nats":                  "TINYCTL_EMBEDDED_NATS",
+		"embedded-nats-store":            "TINYCTL_EMBEDDED_NATS_STORE",
+		"embedded-nats-port":             "TINYCTL_EMBEDDED_NATS_PORT",
+		"embedded-nats-monitor-port":     "TINYCTL_EMBEDDED_NATS_MONITOR_PORT",
+	}
+	root := newRootCmd(&bytes.Buffer{}, &bytes.Buffer{})
+	serve, _, err := root.Find([]string{"serve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, env := range want {
+		f := serve.Flags().Lookup(name)
+		if f == nil {
+			t.Errorf("serve has no flag --%s", name)
+		} else if got := cli.EnvOf(f); got != env {
+			t.Errorf("--%s reads %s, want %s", name, got, env)
+		}
+	}
+}

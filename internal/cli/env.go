@@ -28,6 +28,17 @@ func BindEnv(fs *pflag.FlagSet, name, env string, also ...string) {
 	f.Usage += " [$" + strings.Join(f.Annotations[envAnnotation], ", $") + "]"
 }
 
+// BindAllEnv binds every flag of fs that has no variable yet to prefix
+// followed by its name in upper case, dashes as underscores (--lease-ttl:
+// TINYCTL_LEASE_TTL for prefix TINYCTL_).
+func BindAllEnv(fs *pflag.FlagSet, prefix string) {
+	fs.VisitAll(func(f *pflag.Flag) {
+		if EnvOf(f) == "" && f.Name != "help" {
+			BindEnv(fs, f.Name, prefix+strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_")))
+		}
+	})
+}
+
 // EnvOf returns the environment variable bound to f, or "".
 func EnvOf(f *pflag.Flag) string {
 	if v := f.Annotations[envAnnotation]; len(v) > 0 {
