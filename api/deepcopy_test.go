@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -117,5 +119,80 @@ func fullComponent() api.Component {
 				},
 			}, {Clusters: []string{"west"}, Image: "registry.example.com/acme/extractor:1.4.3"}},
 		},
+	}
+}
+
+// TestDeepCopyCopiesEveryReference walks a component whose every map,
+// slice and pointer field is set somewhere (the walk fails on a field it
+// never finds set, so a field added to the model must be set here too)
+// beside its copy, and fails wherever the copy shares memory with the
+// original: a field DeepCopy does not copy. It needs no list of fields
+// kept by hand.
+func TestDeepCopyCopiesEveryReference(t *testing.T) {
+	orig := fullComponent()
+	orig.Spec.Replicas = ptr.To(int32(2))
+	orig.Spec.Jobs.Publish = []string{"jobs.done.>"}
+	orig.Spec.Egress.Allow[0].PodLabels = map[string]string{"a": "b"}
+	orig.Spec.Placement.ClusterSelector.MatchExpressions = []metav1.LabelSelectorRequirement{
+		{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"gold"}}}
+	orig.Spec.Overrides[0].Suspend = ptr.To(true)
+	orig.Spec.Env = append(orig.Spec.Env, api.EnvVar{Name: "REGION", ValueFrom: &api.EnvSource{ConfigMapKeyRef: &api.KeyRef{Name: "site", Key: "region"}}})
+	orig.Spec.EnvFrom = append(orig.Spec.EnvFrom, api.EnvFromSource{SecretRef: &api.ObjectRef{Name: "tokens"}})
+	orig.Spec.Volumes = append(orig.Spec.Volumes, api.Volume{Name: "cfg", MountPath: "/etc/cfg", ConfigMap: &api.ObjectRef{Name: "cfg"}})
+	w := &refWalk{t: t, set: map[string]bool{}}
+	w.walk("Component", reflect.ValueOf(orig), reflect.ValueOf(orig.DeepCopy()))
+	for field, set := range w.set {
+		if !set {
+			t.Errorf("%s is never set in the fixture: set it, so that its copy is checked", field)
+		}
+	}
+	if w.checked < 40 {
+		t.Errorf("the walk checked %d references: it proves little", w.checked)
+	}
+}
+
+// refWalk compares the references of a value and its copy.
+type refWalk struct {
+	t       *testing.T
+	set     map[string]bool // struct field of a reference kind -> found set
+	checked int
+}
+
+func (w *refWalk) walk(path string, a, b reflect.Value) {
+	switch a.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice:
+		if a.IsNil() || (a.Kind() != reflect.Pointer && a.Len() == 0) {
+			return
+		}
+		w.checked++
+		if a.Pointer() == b.Pointer() {
+			w.t.Errorf("%s: the copy shares it with the original", path)
+		}
+	}
+	switch a.Kind() {
+	case reflect.Pointer:
+		w.walk(path, a.Elem(), b.Elem())
+	case reflect.Slice:
+		for i := range a.Len() {
+			w.walk(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i))
+		}
+	case reflect.Map:
+		for _, k := range a.MapKeys() {
+			w.walk(fmt.Sprintf("%s[%v]", path, k), a.MapIndex(k), b.MapIndex(k))
+		}
+	case reflect.Struct:
+		for i := range a.NumField() {
+			f := a.Type().Field(i)
+			if !f.IsExported() || f.Type.PkgPath() == "time" {
+				continue
+			}
+			fa := a.Field(i)
+			switch fa.Kind() {
+			case reflect.Pointer, reflect.Map, reflect.Slice:
+				id := a.Type().String() + "." + f.Name
+				w.set[id] = w.set[id] || !fa.IsNil()
+			}
+			w.walk(path+"."+f.Name, fa, b.Field(i))
+		}
 	}
 }
