@@ -48,7 +48,9 @@ func (m *Manager) WaitGone(ctx context.Context, gvk schema.GroupVersionKind, nam
 }
 
 // Established reports whether a CustomResourceDefinition has the
-// Established condition True.
+// Established condition True. The dynamic client returns unstructured
+// objects; apiextensions' apihelpers would need a typed conversion of the
+// whole CRD to read one condition.
 func Established(crd *unstructured.Unstructured) bool {
 	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
 	for _, c := range conds {

@@ -32,7 +32,10 @@ func withDefaults(b wait.Backoff) wait.Backoff {
 
 // Delay returns the wait before retry number attempt (0-based) of b:
 // Duration × Factor^attempt, capped at Cap, plus up to Jitter of itself.
-// Zero fields of b take DefaultBackoff's values.
+// Zero fields of b take DefaultBackoff's values. It steps a wait.Backoff,
+// indexed by attempt rather than kept stepping, because nats.go's
+// reconnect callback hands over its own attempt count: the reconnects and
+// the watch re-creations share one schedule without state to reset.
 func Delay(b wait.Backoff, attempt int) time.Duration {
 	b = withDefaults(b)
 	b.Steps = math.MaxInt32

@@ -109,7 +109,8 @@ func (p *Provisioner) signerValues(ctx context.Context) (map[string]any, error) 
 }
 
 // splitImage splits "registry:5000/org/name:tag" into repository and tag.
-// A missing tag is "" (the chart's appVersion).
+// A missing tag is "" (the chart's appVersion), which go-containerregistry's
+// name.NewTag would make "latest".
 func splitImage(image string) (repo, tag string, err error) {
 	if strings.Contains(image, "@") {
 		return "", "", fmt.Errorf("controller image %q: digests are not supported, give repository:tag", image)

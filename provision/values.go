@@ -1,9 +1,15 @@
 package provision
 
-import "fmt"
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
 
 // mergeValues returns base with over laid on top: maps merge key by key,
-// anything else in over replaces base. Neither input is modified.
+// anything else in over replaces base. Neither input is modified. Not
+// Helm's chartutil.CoalesceTables, which modifies both tables, deletes a
+// key set to null, and only logs a map meeting a scalar.
 func mergeValues(base, over map[string]any) map[string]any {
 	out := make(map[string]any, len(base)+len(over))
 	for k, v := range base {
@@ -23,21 +29,13 @@ func mergeValues(base, over map[string]any) map[string]any {
 
 // nested returns values[path...] and whether it is set.
 func nested(values map[string]any, path ...string) (any, bool) {
-	var cur any = values
-	for _, k := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if cur, ok = m[k]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
+	v, ok, err := unstructured.NestedFieldNoCopy(values, path...)
+	return v, ok && err == nil
 }
 
 // nestedString returns values[path...] as a string, def when unset, and
-// an error when it is set to something else.
+// an error when it is set to something else (unstructured.NestedString
+// fails on a null, which Helm values may hold for "unset").
 func nestedString(values map[string]any, def string, path ...string) (string, error) {
 	v, ok := nested(values, path...)
 	if !ok || v == nil {
@@ -52,7 +50,8 @@ func nestedString(values map[string]any, def string, path ...string) (string, er
 
 // nestedInt returns values[path...] as an int, def when unset, and an
 // error when it is set to something other than a whole number (values
-// from YAML or JSON arrive as int, int64 or float64).
+// from YAML or JSON arrive as int, int64 or float64, where
+// unstructured.NestedInt64 takes only int64).
 func nestedInt(values map[string]any, def int, path ...string) (int, error) {
 	v, ok := nested(values, path...)
 	if !ok || v == nil {

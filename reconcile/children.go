@@ -37,7 +37,10 @@ var secretKind = childKind{gvk: schema.GroupVersionKind{Version: "v1", Kind: "Se
 
 // childKinds are the listed children in removal order, the reverse of
 // apply order: the ScaledObject stops scaling, the workers go, and only
-// then does their NetworkPolicy.
+// then does their NetworkPolicy. Three fixed resources rather than the
+// RESTMapper apply has: served asks one group version whether KEDA's is
+// there, where the mapper would read all of discovery again at every
+// recheck while KEDA is not installed.
 var childKinds = []childKind{
 	{schema.GroupVersionKind{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"},
 		schema.GroupVersionResource{Group: "keda.sh", Version: "v1alpha1", Resource: "scaledobjects"}, true},

@@ -52,6 +52,13 @@ func orphanedConditions() []api.Condition {
 
 // nextStatus is the status to record: next stamped at now, keeping the
 // transition time of every condition whose status prev already had.
+//
+// Not metav1.Condition with meta.SetStatusCondition: api.Condition has
+// metav1.Condition's JSON names, but it is the status bucket's wire
+// format, where metav1.Time would cut times to seconds and write an empty
+// reason and message; and SetStatusCondition merges into the old list,
+// keeping a Degraded or Orphaned that no longer applies, where the set of
+// conditions is replaced here.
 func nextStatus(prev *api.Status, next api.Status, now time.Time) api.Status {
 	next.UpdatedAt = now
 	for i := range next.Conditions {

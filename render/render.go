@@ -91,6 +91,11 @@ func (o Objects) Children() ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
+// toUnstructured converts a typed object built here. The objects are
+// built as typed structs, not client-go apply configurations: the fields
+// are checked by the compiler either way, and the content hash is taken
+// from the typed objects' JSON, which apply configurations would change
+// (every child of every cluster applied again once, on upgrade).
 func toUnstructured(obj any) (*unstructured.Unstructured, error) {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {

@@ -17,7 +17,10 @@ import (
 //	digest     := "sha256:" [a-f0-9]{64}
 //
 // Only sha256 digests are accepted. The compiled expressions below are
-// read-only.
+// read-only. Not go-containerregistry's name package: it accepts names
+// containerd refuses ("-app:1", "app//x:1") and normalises ("nginx"
+// becomes index.docker.io/library/nginx:latest), where a spec's image must
+// be checked as written.
 const (
 	imageDomainLabel = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
 	imageHost        = `(?:` + imageDomainLabel + `(?:\.` + imageDomainLabel + `)*|\[[a-fA-F0-9:]+\])`

@@ -9,15 +9,21 @@ import (
 )
 
 // subjectProblem returns why s cannot be a job subject, or "" when it can.
-// A job subject is a NATS subject: tokens separated by ".", none empty, no
-// whitespace, "*" and ">" only as whole tokens and ">" only last. On top of
-// NATS' own grammar, tinyctl requires the first token to be a literal that
-// is not reserved: a leading wildcard ("*.x", "*.>", ">") would capture
-// other components' jobs, and subjects starting with "$" ($JS, $KV, $O,
-// $SYS, ...) or _INBOX belong to NATS itself.
+// A job subject is a subject nats-server accepts (server.IsValidSubject,
+// the authority), held to a stricter grammar so that the message can say
+// what is wrong: tokens separated by ".", none empty, no whitespace, "*"
+// and ">" only as whole tokens (nats-server takes "jobs.x*" as a literal
+// token, which is never what a spec means) and ">" only last. tinyctl also
+// requires the first token to be a literal that is not reserved: a leading
+// wildcard ("*.x", "*.>", ">") would capture other components' jobs, and
+// subjects starting with "$" ($JS, $KV, $O, $SYS, ...) or _INBOX belong to
+// NATS itself.
 func subjectProblem(s string) string {
 	if strings.IndexFunc(s, unicode.IsSpace) >= 0 {
 		return "must not contain whitespace"
+	}
+	if !server.IsValidSubject(s) {
+		return "is not a NATS subject"
 	}
 	tokens := strings.Split(s, ".")
 	for i, t := range tokens {

@@ -192,7 +192,9 @@ func (f *NATSFlags) anyCredentialFlag() bool {
 }
 
 // checkCredentials refuses combinations the server could never accept, in
-// the words of the flags.
+// the words of the flags. bus.Config checks the same for library callers
+// (bus/connect.go), in its field names; a natscontext built from the flags
+// would not refuse them but silently pick one credential.
 func checkCredentials(cfg bus.Config) error {
 	n := 0
 	for _, set := range []bool{cfg.Token != "", cfg.User != "" || cfg.Password != "", cfg.NKeySeedFile != "", cfg.CredsFile != ""} {
