@@ -15,7 +15,7 @@ import (
 	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/deploy"
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 )
 
 var configMapKind = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}

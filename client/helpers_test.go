@@ -8,7 +8,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/specs"
-	"github.com/tinyctl/tinyctl/internal/natstest"
+	"github.com/tinyctl/tinyctl/internal/testkit/natstest"
 )
 
 // openStore starts a NATS server and opens the default spec bucket on it.

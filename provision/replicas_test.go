@@ -14,8 +14,8 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tinyctl/tinyctl/api/action"
-	"github.com/tinyctl/tinyctl/internal/netpol"
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/netpol"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 	"github.com/tinyctl/tinyctl/provision"
 	"github.com/tinyctl/tinyctl/provision/keyring"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/tinyctl/tinyctl/api/action"
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 	"github.com/tinyctl/tinyctl/provision"
 )
 

@@ -20,7 +20,7 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/bus/status"
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
 )
@@ -29,7 +29,7 @@ import (
 // children are, and Ready only once its Deployment's status says the pods
 // run that revision. The test plays the Deployment controller and the
 // kubelet by writing the status subresources, as they would; the real
-// ones are proven on the real node (internal/e2e/node). A new revision is
+// ones are proven on the real node (internal/testkit/e2e/node). A new revision is
 // never reported Ready on the strength of the old one's pods, and a pod
 // that cannot pull its image makes the component Degraded, naming it.
 func TestReadyFollowsTheWorkload(t *testing.T) {

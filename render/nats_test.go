@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/tinyctl/tinyctl/internal/natstest"
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/natstest"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 	"github.com/tinyctl/tinyctl/render"
 )
 

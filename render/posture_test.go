@@ -12,7 +12,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/defaults"
-	"github.com/tinyctl/tinyctl/internal/netpol"
+	"github.com/tinyctl/tinyctl/internal/testkit/netpol"
 	"github.com/tinyctl/tinyctl/render"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 )
 
 // TestEmbeddedNATSRunsEverythingInOneProcess is the single-binary setup:

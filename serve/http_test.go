@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 )
 
 // metric returns the sum of the samples of a counter whose line matches re.

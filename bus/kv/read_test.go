@@ -7,8 +7,8 @@ import (
 
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
-	"github.com/tinyctl/tinyctl/internal/natstest"
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/natstest"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 )
 
 // TestLatestFromLeaderReadsWhatLatestReads: the leader's answer (the

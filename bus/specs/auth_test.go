@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/tinyctl/tinyctl/bus"
-	"github.com/tinyctl/tinyctl/internal/natstest"
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/natstest"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 )
 
 func TestSpecStoreWorksInEveryAuthMode(t *testing.T) {

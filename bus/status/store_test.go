@@ -15,8 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tinyctl/tinyctl/bus"
-	"github.com/tinyctl/tinyctl/internal/natstest"
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/natstest"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 )
 
 func TestHeartbeatStale(t *testing.T) {

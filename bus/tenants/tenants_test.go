@@ -16,7 +16,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/bus/tenants"
 	"github.com/tinyctl/tinyctl/identity"
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 )
 
 // broker runs a nats-server in operator mode from the trust configuration

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tinyctl/tinyctl/internal/natstest"
+	"github.com/tinyctl/tinyctl/internal/testkit/natstest"
 )
 
 func TestTokenAuthByFlagEnvAndNATSContext(t *testing.T) {

@@ -24,9 +24,9 @@ import (
 
 	"github.com/tinyctl/tinyctl/api/workerenv"
 	"github.com/tinyctl/tinyctl/identity"
-	"github.com/tinyctl/tinyctl/internal/natscluster"
-	"github.com/tinyctl/tinyctl/internal/natstest"
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/natscluster"
+	"github.com/tinyctl/tinyctl/internal/testkit/natstest"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 	"github.com/tinyctl/tinyctl/provision/keyring"
 	"github.com/tinyctl/tinyctl/render"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 )
 
 // running is a tinyctl command left running in the background.

@@ -20,8 +20,8 @@ import (
 	"github.com/tinyctl/tinyctl/bus/streams"
 	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/internal/localrun"
-	"github.com/tinyctl/tinyctl/internal/natstest"
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/natstest"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 	"github.com/tinyctl/tinyctl/render"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/internal/cli"
-	"github.com/tinyctl/tinyctl/internal/natstest"
+	"github.com/tinyctl/tinyctl/internal/testkit/natstest"
 )
 
 // environ is a fake environment.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/internal/cli"
-	"github.com/tinyctl/tinyctl/internal/testenv"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 )
 
 func TestProgressAppearsOnlyAfterADelayAndIsErased(t *testing.T) {

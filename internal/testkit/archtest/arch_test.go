@@ -1,0 +1,301 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/tools/go/packages"
+)
+
+const module = "github.com/tinyctl/tinyctl"
+
+var (
+	loadOnce sync.Once
+	loaded   []*packages.Package
+	loadErr  error
+)
+
+// modulePackages loads every package of the module (tests excluded) with
+// its syntax and type information, once.
+func modulePackages(t *testing.T) []*packages.Package {
+	t.Helper()
+	loadOnce.Do(func() {
+		cfg := &packages.Config{
+			Mode: packages.NeedName | packages.NeedFiles | packages.NeedImports | packages.NeedSyntax |
+				packages.NeedTypes | packages.NeedTypesInfo,
+			Dir: "../../..",
+		}
+		loaded, loadErr = packages.Load(cfg, module+"/...")
+	})
+	if loadErr != nil {
+		t.Fatal(loadErr)
+	}
+	for _, p := range loaded {
+		for _, err := range p.Errors {
+			t.Fatalf("%s: %v", p.PkgPath, err)
+		}
+	}
+	return loaded
+}
+
+// writeVerbs are the client-go methods that change a cluster: the typed
+// and dynamic clients' verbs, a RESTClient's POST and PUT requests, and
+// evictions.
+var writeVerbs = []string{"Create", "Update", "UpdateStatus", "Patch", "Apply", "ApplyStatus", "Delete", "DeleteCollection",
+	"Post", "Put", "Evict", "EvictV1", "EvictV1beta1"}
+
+// calls returns, per package path, where the functions match selects are
+// called ("file:line: function").
+func calls(t *testing.T, match func(*types.Func) bool) map[string][]string {
+	found := map[string][]string{}
+	for _, p := range modulePackages(t) {
+		for _, f := range p.Syntax {
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				var id *ast.Ident
+				switch fun := call.Fun.(type) {
+				case *ast.SelectorExpr:
+					id = fun.Sel
+				case *ast.Ident:
+					id = fun
+				default:
+					return true
+				}
+				if fn, ok := p.TypesInfo.Uses[id].(*types.Func); ok && match(fn) {
+					found[p.PkgPath] = append(found[p.PkgPath], p.Fset.Position(call.Pos()).String()+": "+fn.FullName())
+				}
+				return true
+			})
+		}
+	}
+	return found
+}
+
+// onlyIn fails when a package other than owner makes one of found's calls,
+// and when owner makes none (the check would match nothing).
+func onlyIn(t *testing.T, found map[string][]string, owner, what string) {
+	t.Helper()
+	if len(found[module+"/"+owner]) == 0 {
+		t.Errorf("package %s makes no %s: the check recognises nothing", owner, what)
+	}
+	var outside []string
+	for pkg, at := range found {
+		if pkg != module+"/"+owner {
+			outside = append(outside, at...)
+		}
+	}
+	slices.Sort(outside)
+	if len(outside) > 0 {
+		t.Errorf("%s outside package %s:\n%s", what, owner, strings.Join(outside, "\n"))
+	}
+}
+
+func TestOnlyApplyCallsKubernetesWriteVerbs(t *testing.T) {
+	found := calls(t, func(fn *types.Func) bool { return slices.Contains(writeVerbs, fn.Name()) && isClientGo(fn) })
+	onlyIn(t, found, "apply", "Kubernetes writes (route them through apply.Manager)")
+}
+
+// isClientGo reports whether fn is a method declared in client-go.
+func isClientGo(fn *types.Func) bool {
+	sig, ok := fn.Type().(*types.Signature)
+	return ok && sig.Recv() != nil && fn.Pkg() != nil && strings.HasPrefix(fn.Pkg().Path(), "k8s.io/client-go/")
+}
+
+// TestOnlyProvisionWritesHelmReleases: installing, upgrading, rolling
+// back or uninstalling a Helm release happens in package provision only.
+func TestOnlyProvisionWritesHelmReleases(t *testing.T) {
+	found := calls(t, isHelmWrite)
+	onlyIn(t, found, "provision", "Helm release writes")
+}
+
+// isHelmWrite reports whether fn changes a Helm release: go-helm-client's
+// install, upgrade, rollback and uninstall methods, and Helm's own actions
+// that do.
+func isHelmWrite(fn *types.Func) bool {
+	if fn.Pkg() == nil {
+		return false
+	}
+	path, name := fn.Pkg().Path(), fn.Name()
+	switch {
+	case strings.HasPrefix(path, "github.com/mittwald/go-helm-client"):
+		return slices.ContainsFunc([]string{"Install", "Upgrade", "Rollback", "Uninstall"}, func(p string) bool { return strings.HasPrefix(name, p) })
+	case strings.HasPrefix(path, "helm.sh/helm/"):
+		return slices.Contains([]string{"NewInstall", "NewUpgrade", "NewRollback", "NewUninstall"}, name)
+	}
+	return false
+}
+
+// forbidden lists, per package (prefix), the module packages it must not
+// import: arrows point from the CLI down to api.
+var forbidden = map[string][]string{
+	"api":       {"render", "apply", "bus", "reconcile", "serve", "provision", "internal", "client", "cmd", "worker"},
+	"render":    {"apply", "bus", "reconcile", "serve", "provision", "internal", "client", "cmd"},
+	"apply":     {"bus", "render", "reconcile", "serve", "provision", "internal", "client", "cmd"},
+	"bus":       {"apply", "reconcile", "serve", "provision", "internal", "client", "cmd"},
+	"reconcile": {"serve", "provision", "internal", "client", "cmd"},
+	"provision": {"reconcile", "serve", "bus", "internal", "client", "cmd"},
+	"serve":     {"provision", "internal", "client", "cmd"},
+	"client":    {"apply", "reconcile", "serve", "provision", "internal", "cmd"},
+	// A worker imports the library without tinyctl's own dependencies:
+	// only the environment contract.
+	"worker": {"api", "render", "apply", "bus", "identity", "reconcile", "serve", "provision", "internal", "client", "cmd"},
+}
+
+// allowed are the exceptions to forbidden: the heartbeat carries render's
+// cluster settings.
+var allowed = map[string][]string{
+	"bus/status": {"render"},
+	"api":        {},
+	"worker":     {"api/workerenv"},
+}
+
+func TestImportsPointOneWay(t *testing.T) {
+	for _, p := range modulePackages(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.PkgPath, module), "/")
+		rules := rulesFor(rel)
+		for imp := range p.Imports {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			to := strings.TrimPrefix(imp, module+"/")
+			if slices.Contains(allowed[rel], to) {
+				continue
+			}
+			for _, bad := range rules {
+				if bad == "" || to == bad || strings.HasPrefix(to, bad+"/") {
+					t.Errorf("%s imports %s: arrows must point the other way", rel, to)
+				}
+			}
+		}
+	}
+}
+
+// rulesFor returns the forbidden imports of the package at rel: those of
+// its longest matching prefix.
+func rulesFor(rel string) []string {
+	best := ""
+	for prefix := range forbidden {
+		if (rel == prefix || strings.HasPrefix(rel, prefix+"/")) && len(prefix) > len(best) {
+			best = prefix
+		}
+	}
+	if best == "" {
+		return nil
+	}
+	return forbidden[best]
+}
+
+// maxExports is how many exported names (about 60) a package may have
+// before it is doing more than one job. Methods that implement the
+// standard interfaces (error, fmt.Stringer, json.Marshaler, ...) do not
+// count: a reader does not learn them.
+const maxExports = 64
+
+// interfaceMethods are those standard methods (IsZero is what
+// encoding/json's omitzero calls).
+var interfaceMethods = []string{"Error", "Unwrap", "Is", "As", "String", "Format", "MarshalJSON", "UnmarshalJSON", "IsZero", "Read", "Write"}
+
+func TestNoPackageIsTooBigToRead(t *testing.T) {
+	for _, p := range modulePackages(t) {
+		n := 0
+		for _, f := range p.Syntax {
+			n += exported(f)
+		}
+		if n > maxExports {
+			t.Errorf("%s exports %d names (more than %d): split it by job", p.PkgPath, n, maxExports)
+		}
+	}
+}
+
+// exported counts the exported top-level names and methods of f.
+func exported(f *ast.File) int {
+	n := 0
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv != nil && slices.Contains(interfaceMethods, d.Name.Name) {
+				continue
+			}
+			if d.Name.IsExported() && (d.Recv == nil || receiverExported(d.Recv)) {
+				n++
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					if s.Name.IsExported() {
+						n++
+					}
+				case *ast.ValueSpec:
+					for _, name := range s.Names {
+						if name.IsExported() {
+							n++
+						}
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+func receiverExported(recv *ast.FieldList) bool {
+	t := recv.List[0].Type
+	if star, ok := t.(*ast.StarExpr); ok {
+		t = star.X
+	}
+	if idx, ok := t.(*ast.IndexExpr); ok {
+		t = idx.X
+	}
+	id, ok := t.(*ast.Ident)
+	return ok && token.IsExported(id.Name)
+}
+
+func TestStatusModelLivesNextToTheComponent(t *testing.T) {
+	for _, p := range modulePackages(t) {
+		scope := p.Types.Scope()
+		for _, name := range []string{"Status", "Condition", "Child"} {
+			obj, ok := scope.Lookup(name).(*types.TypeName)
+			if !ok {
+				continue
+			}
+			if p.PkgPath != module+"/api" {
+				t.Errorf("%s declares the status model type %s: it belongs in package api", p.PkgPath, obj.Name())
+			}
+		}
+	}
+}
+
+// testKit holds the rigs that only tests use (API servers, NATS servers,
+// proxies, fault drivers) and the end-to-end tests: nothing that ships.
+const testKit = "internal/testkit"
+
+// TestNothingThatShipsImportsTheTestKit: no package outside the test kit
+// imports it (test files aside), so nothing the binary or the public
+// packages contain depends on a rig.
+func TestNothingThatShipsImportsTheTestKit(t *testing.T) {
+	kits := 0
+	for _, p := range modulePackages(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.PkgPath, module), "/")
+		if rel == testKit || strings.HasPrefix(rel, testKit+"/") {
+			kits++
+			continue
+		}
+		for imp := range p.Imports {
+			if strings.HasPrefix(imp, module+"/"+testKit+"/") {
+				t.Errorf("%s imports %s: code that ships must not depend on a test rig", rel, strings.TrimPrefix(imp, module+"/"))
+			}
+		}
+	}
+	if kits == 0 {
+		t.Errorf("no package under %s: the check recognises nothing", testKit)
+	}
+}
