@@ -26,8 +26,8 @@ import (
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/bus/status"
-	"github.com/tinyctl/tinyctl/internal/testkit/chaos"
 	"github.com/tinyctl/tinyctl/internal/localkube"
+	"github.com/tinyctl/tinyctl/internal/testkit/chaos"
 	"github.com/tinyctl/tinyctl/internal/testkit/natstest"
 	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 )
