@@ -26,7 +26,7 @@ type ClusterRow struct {
 	// may no longer be true.
 	Stale bool `json:"stale"`
 	// ClusterID is the Kubernetes cluster's id its controller reports
-	// (status.Heartbeat.ClusterID).
+	// (the heartbeat's ClusterID).
 	ClusterID string `json:"clusterID,omitempty"`
 	// Conflict says that the cluster's controller found another
 	// Kubernetes cluster using its name (status.NameConflict): the row may

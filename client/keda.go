@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/api/cluster"
 )
 
 // WithoutKEDA returns the rows, of those given, whose component asks to be
@@ -24,7 +24,7 @@ func WithoutKEDA(snap Snapshot, rows []Row) []Row {
 	var out []Row
 	for _, r := range rows {
 		st := r.Status
-		if scaled[r.Key] && st != nil && !st.Stale && st.Heartbeat != nil && st.Heartbeat.KEDA == status.KEDAAbsent {
+		if scaled[r.Key] && st != nil && !st.Stale && st.Heartbeat != nil && st.Heartbeat.KEDA == cluster.KEDAAbsent {
 			out = append(out, r)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/status"
 )
@@ -16,7 +17,7 @@ import (
 func TestWithoutKEDAPicksScaledComponentsInClustersReportingNoOperator(t *testing.T) {
 	scaled := []byte(`{"spec":{"image":"a","scaling":{"maxReplicas":3}}}`)
 	plain := []byte(`{"spec":{"image":"a","replicas":2}}`)
-	keda := func(r status.Record, s status.KEDAState) status.Record {
+	keda := func(r status.Record, s cluster.KEDAState) status.Record {
 		if r.Heartbeat != nil {
 			hb := *r.Heartbeat
 			hb.KEDA = s
@@ -27,11 +28,11 @@ func TestWithoutKEDAPicksScaledComponentsInClustersReportingNoOperator(t *testin
 	snap := Snapshot{
 		Specs: []kv.Entry{{Key: "m.scaled", Revision: 1, Value: scaled}, {Key: "m.plain", Revision: 2, Value: plain}},
 		Statuses: []status.Record{
-			keda(record("m.scaled", "absent", 1, api.ConditionTrue, true), status.KEDAAbsent),
-			keda(record("m.plain", "absent", 2, api.ConditionTrue, true), status.KEDAAbsent),
-			keda(record("m.scaled", "running", 1, api.ConditionTrue, true), status.KEDARunning),
+			keda(record("m.scaled", "absent", 1, api.ConditionTrue, true), cluster.KEDAAbsent),
+			keda(record("m.plain", "absent", 2, api.ConditionTrue, true), cluster.KEDAAbsent),
+			keda(record("m.scaled", "running", 1, api.ConditionTrue, true), cluster.KEDARunning),
 			keda(record("m.scaled", "unknown", 1, api.ConditionTrue, true), ""),
-			keda(record("m.scaled", "stale", 1, api.ConditionTrue, false), status.KEDAAbsent),
+			keda(record("m.scaled", "stale", 1, api.ConditionTrue, false), cluster.KEDAAbsent),
 		},
 	}
 	var got []string

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/status"
 )
@@ -23,15 +24,15 @@ func spec(key string, rev uint64) kv.Entry { return kv.Entry{Key: key, Revision:
 
 // record is a status of key in cluster at observed, with the Ready status
 // ("Stalled" for a permanent failure), heartbeat live or not.
-func record(key, cluster string, observed uint64, ready api.ConditionStatus, live bool) status.Record {
+func record(key, name string, observed uint64, ready api.ConditionStatus, live bool) status.Record {
 	stalled := api.ConditionFalse
 	if string(ready) == stalledMark {
 		ready, stalled = api.ConditionFalse, api.ConditionTrue
 	}
-	r := status.Record{Status: api.Status{Component: key, Cluster: cluster, ObservedRevision: observed, UpdatedAt: now.Add(-time.Minute),
+	r := status.Record{Status: api.Status{Component: key, Cluster: name, ObservedRevision: observed, UpdatedAt: now.Add(-time.Minute),
 		Conditions: []api.Condition{{Type: api.ConditionReady, Status: api.ConditionStatus(ready), Reason: "R" + string(ready)}, {Type: api.ConditionStalled, Status: stalled}}}}
 	if live {
-		r.Heartbeat = &status.HeartbeatRecord{Heartbeat: status.Heartbeat{Cluster: cluster, TTLSeconds: 30}, Received: now.Add(-10 * time.Second)}
+		r.Heartbeat = &status.HeartbeatRecord{Heartbeat: cluster.Heartbeat{Cluster: name, TTLSeconds: 30}, Received: now.Add(-10 * time.Second)}
 	} else {
 		r.Stale = true
 	}

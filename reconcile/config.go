@@ -4,7 +4,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tinyctl/tinyctl/api/overrides"
 	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/render"
 )
@@ -110,17 +109,6 @@ func positive[T int | time.Duration](v, def T) T {
 		return def
 	}
 	return v
-}
-
-// clusterID is how placement sees this cluster.
-type clusterID struct {
-	name   string
-	labels map[string]string
-}
-
-// asOverrides is the cluster as overrides select it.
-func (c clusterID) asOverrides() overrides.Cluster {
-	return overrides.Cluster{Name: c.name, Labels: c.labels}
 }
 
 // namespacePolicy says where components may go and which subjects they

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/action"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/render"
@@ -76,7 +77,7 @@ func (c *Controller) gather(ctx context.Context, key string) (input, bool, error
 	}
 	in := input{key: key, entry: e, settings: c.cfg.Cluster, now: c.clock.Now(),
 		minting: c.deps.Minter != nil || c.deps.Tenants != nil, ttl: c.cfg.CredentialsTTL, tls: c.cfg.WorkerTLS, acceptUnplace: c.accepted[key],
-		cluster: clusterID{name: c.cfg.Cluster.Name, labels: c.cfg.ClusterLabels}, bucket: c.bucketName(),
+		cluster: cluster.Identity{Name: c.cfg.Cluster.Name, Labels: c.cfg.ClusterLabels}, bucket: c.bucketName(),
 		policy: namespacePolicy{allowed: c.cfg.Namespaces, denied: c.cfg.DenyNamespaces, create: c.cfg.CreateNamespaces, tenancy: c.cfg.Tenancy}}
 	if ns, name, err := api.ParseKey(key); err == nil {
 		in.live = c.children.of(ns, name)

@@ -70,7 +70,7 @@ func behind(in input) error {
 		"revision %d is older than revision %d, which this cluster applied from the same spec bucket: nothing is applied or deleted "+
 			"until the bucket holds a revision at least as new (a mirror still copying from the hub; a bucket restored in place, or "+
 			"that lost acknowledged writes); to accept the bucket's older revision, delete this status record (key %s.%s of the status bucket) and restart the controller",
-		rev, seen, in.key, in.cluster.name))
+		rev, seen, in.key, in.cluster.Name))
 }
 
 // hubVerdict is what comparing the mirror with the hub's bucket calls for.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/api/reasons"
 )
 
@@ -46,7 +47,7 @@ func TestARevisionOlderThanTheAppliedOneOfTheSameBucketIsNotApplied(t *testing.T
 			if !e.deleted {
 				e.value = spec(t, "media", "resizer")
 			}
-			p := decide(input{key: "media.resizer", entry: e, cluster: clusterID{name: "east"}, prev: tt.prev, bucket: tt.bucket})
+			p := decide(input{key: "media.resizer", entry: e, cluster: cluster.Identity{Name: "east"}, prev: tt.prev, bucket: tt.bucket})
 			if p.kind != tt.want {
 				t.Fatalf("plan %s (%v), want %s", p.kind, p.err, tt.want)
 			}

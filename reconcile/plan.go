@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/api/decode"
 	"github.com/tinyctl/tinyctl/api/defaults"
 	"github.com/tinyctl/tinyctl/api/overrides"
@@ -28,7 +29,7 @@ import (
 type input struct {
 	key      string
 	entry    specEntry
-	cluster  clusterID
+	cluster  cluster.Identity
 	policy   namespacePolicy
 	settings render.Cluster
 	// live are the component's children in this cluster.
@@ -131,12 +132,12 @@ func decide(in input) plan {
 		p.kind, p.err = planInvalid, err
 		return p
 	}
-	resolved, overridesErr := overrides.Resolve(comp, in.cluster.asOverrides())
+	resolved, overridesErr := overrides.Resolve(comp, in.cluster)
 	if suspended(comp, resolved, overridesErr) {
 		p.kind, p.deleteSecret = planSuspend, "" // not even an unplace prunes
 		return p
 	}
-	if !overrides.Places(comp, in.cluster.asOverrides()) {
+	if !in.cluster.Places(comp) {
 		p.kind, p.prune = planUnplace, in.live
 		if err := holdUnplace(in, comp); err != nil && !in.acceptUnplace {
 			p.kind, p.prune, p.err = planHold, nil, err

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/api/validate"
 
@@ -61,7 +62,7 @@ const (
 )
 
 func TestDecide(t *testing.T) {
-	east := clusterID{name: "east", labels: map[string]string{"env": "prod"}}
+	east := cluster.Identity{Name: "east", Labels: map[string]string{"env": "prod"}}
 	all := namespacePolicy{}
 	dep, np, so := liveChild(deploymentKind, "media", "resizer"), liveChild(networkPolicyKind, "media", "resizer"),
 		liveChild(scaledObjectKind, "media", "resizer")
@@ -195,13 +196,13 @@ func TestDecideResolvesOverridesForThisCluster(t *testing.T) {
 	canaryOnEU1 := func(c *api.Component) {
 		c.Spec.Overrides = append(c.Spec.Overrides, api.Override{Clusters: []string{"eu-1"}, Image: canary})
 	}
-	eu1 := clusterID{name: "eu-1", labels: map[string]string{"region": "eu"}}
-	eu2 := clusterID{name: "eu-2", labels: map[string]string{"region": "eu"}}
-	us1 := clusterID{name: "us-1", labels: map[string]string{"region": "us"}}
+	eu1 := cluster.Identity{Name: "eu-1", Labels: map[string]string{"region": "eu"}}
+	eu2 := cluster.Identity{Name: "eu-2", Labels: map[string]string{"region": "eu"}}
+	us1 := cluster.Identity{Name: "us-1", Labels: map[string]string{"region": "us"}}
 	tests := []struct {
 		name      string
 		value     []byte
-		cluster   clusterID
+		cluster   cluster.Identity
 		wantImage string // "": the plan stalls with InvalidOverride
 	}{
 		{"an eu override on an eu cluster", spec(t, "media", "resizer", forEU), eu1, euImage},
@@ -213,7 +214,7 @@ func TestDecideResolvesOverridesForThisCluster(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := decide(input{key: "media.resizer", entry: specEntry{rev: 2, value: tt.value}, cluster: tt.cluster,
-				settings: render.Cluster{Name: tt.cluster.name}})
+				settings: render.Cluster{Name: tt.cluster.Name}})
 			if tt.wantImage == "" {
 				class, reason := Classify(p.err)
 				if p.kind != planInvalid || class != Permanent || reason != reasons.InvalidOverride {
@@ -311,7 +312,7 @@ func applied(rev uint64, labels map[string]string) *api.Status {
 // (a routine image bump, an invalid revision), only by a placement that
 // selects the cluster or --accept-unplace.
 func TestAHeldUnplaceOutlivesLaterRevisions(t *testing.T) {
-	east := clusterID{name: "east", labels: map[string]string{"env": "prod"}}
+	east := cluster.Identity{Name: "east", Labels: map[string]string{"env": "prod"}}
 	dep, np := liveChild(deploymentKind, "media", "resizer"), liveChild(networkPolicyKind, "media", "resizer")
 	bump := func(v string) func(*api.Component) {
 		return func(c *api.Component) { c.Spec.Image = "registry.example.com/acme/resizer:" + v }

@@ -35,8 +35,8 @@ func suspendedStatus(in input, p plan) api.Status {
 	if in.prev == nil {
 		ready := applied
 		ready.Type = api.ConditionReady
-		return api.Status{Component: p.key, Cluster: in.cluster.name, ObservedRevision: p.rev, SpecBucket: in.bucket,
-			ClusterLabels: in.cluster.labels, Conditions: []api.Condition{ready, applied, stalled}}
+		return api.Status{Component: p.key, Cluster: in.cluster.Name, ObservedRevision: p.rev, SpecBucket: in.bucket,
+			ClusterLabels: in.cluster.Labels, Conditions: []api.Condition{ready, applied, stalled}}
 	}
 	st := *in.prev
 	st.Error = ""

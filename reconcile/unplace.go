@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/api/overrides"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/workload"
 )
@@ -33,7 +33,7 @@ func holdUnplace(in input, comp api.Component) error {
 		return withClass(Permanent, reasons.UnplaceHeld, fmt.Errorf(
 			"placement does not select cluster %s%s, but children of this component exist here and the cluster has no status record for it "+
 				"(was the cluster renamed?): children kept; restart the controller with --accept-unplace to remove them",
-			in.cluster.name, labelText(in.cluster.labels)))
+			in.cluster.Name, labelText(in.cluster.Labels)))
 	}
 	if len(in.live) == 0 && len(prev.Children) == 0 {
 		return nil
@@ -43,20 +43,20 @@ func holdUnplace(in input, comp api.Component) error {
 			"placement of revision %d does not select cluster %s%s, and the cluster has kept this component's children since revision %d, "+
 				"when it found them without a status record of its own (was the cluster renamed?): children kept; "+
 				"give the cluster its old name back, or restart the controller with --accept-unplace to remove them",
-			in.entry.rev, in.cluster.name, labelText(in.cluster.labels), prev.HeldSince))
+			in.entry.rev, in.cluster.Name, labelText(in.cluster.Labels), prev.HeldSince))
 	}
 	was := prev.ClusterLabels
 	if was == nil {
-		was = in.cluster.labels // a record from before labels were kept
+		was = in.cluster.Labels // a record from before labels were kept
 	}
-	if in.entry.rev > prev.ObservedRevision && !overrides.Places(comp, overrides.Cluster{Name: in.cluster.name, Labels: was}) {
+	if in.entry.rev > prev.ObservedRevision && !(cluster.Identity{Name: in.cluster.Name, Labels: was}).Places(comp) {
 		return nil
 	}
 	return withClass(Permanent, reasons.UnplaceHeld, fmt.Errorf(
 		"placement of revision %d does not select cluster %s%s, but it selects the cluster as it was when it applied revision %d%s: "+
 			"the cluster's identity changed, not the spec, so its children are kept; "+
 			"restore the cluster's name and labels, or restart the controller with --accept-unplace to remove them",
-		in.entry.rev, in.cluster.name, labelText(in.cluster.labels), prev.ObservedRevision, labelText(was)))
+		in.entry.rev, in.cluster.Name, labelText(in.cluster.Labels), prev.ObservedRevision, labelText(was)))
 }
 
 // labelText is " (labels a=b,c=d)", or " (no labels)".
@@ -71,8 +71,8 @@ func labelText(l map[string]string) string {
 // and children the cluster last applied (all still in place), not Ready
 // and Stalled with reason UnplaceHeld, saying why and what to do.
 func heldStatus(in input, p plan) api.Status {
-	st := api.Status{Component: p.key, Cluster: in.cluster.name, ObservedRevision: p.rev,
-		ClusterLabels: in.cluster.labels, SpecBucket: in.bucket}
+	st := api.Status{Component: p.key, Cluster: in.cluster.Name, ObservedRevision: p.rev,
+		ClusterLabels: in.cluster.Labels, SpecBucket: in.bucket}
 	if in.prev != nil {
 		st = *in.prev
 	} else {
@@ -91,8 +91,8 @@ func heldStatus(in input, p plan) api.Status {
 // this cluster's (a renamed cluster) records the hold as begun (HeldSince),
 // as a valid revision would have: which identity applied them is not known.
 func recordOf(in input, p plan, kids []api.Child, err error, h *workload.Health) api.Status {
-	st := api.Status{Component: p.key, Cluster: in.cluster.name, ObservedRevision: p.rev, SpecBucket: in.bucket,
-		ClusterLabels: in.cluster.labels, Conditions: conditions(err, h), Children: kids}
+	st := api.Status{Component: p.key, Cluster: in.cluster.Name, ObservedRevision: p.rev, SpecBucket: in.bucket,
+		ClusterLabels: in.cluster.Labels, Conditions: conditions(err, h), Children: kids}
 	switch {
 	case p.kind == planInvalid && in.prev != nil:
 		st.ClusterLabels, st.HeldSince, st.Children = in.prev.ClusterLabels, in.prev.HeldSince, in.prev.Children

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/api/podlayout"
 )
 
@@ -33,104 +34,27 @@ const (
 // worker container, read-only.
 const CredentialsDir = podlayout.CredentialsDir
 
-// Cluster is what rendering needs to know about the cluster a component runs
-// in: where its NATS broker is, how KEDA reaches it, and how workers run.
-// The zero value of any field means its default (see WithDefaults), so a
-// caller sets only what differs from the runtime `tinyctl install` makes.
-type Cluster struct {
-	// Name identifies this cluster in a fleet. It is recorded on every
-	// child in AnnotationCluster.
-	Name string
-	// NATS locates the broker workers connect to.
-	NATS NATS
-	// DNS selects the cluster DNS pods workers may query.
-	DNS DNS
-	// Collector is the OpenTelemetry collector workers export traces to.
-	Collector Collector
-	// Network are the cluster's own address ranges: `internet` egress
-	// excludes them, as it excludes the link-local metadata addresses.
-	Network Network
-	// RunAsUser is the uid, gid and fsGroup of worker pods. It must not be 0.
-	RunAsUser int64
-	// Streams caps every component's stream (see StreamLimits).
-	Streams StreamLimits
-}
+// Cluster is what rendering needs to know about the cluster a component
+// runs in: the settings a controller publishes in its heartbeat
+// (cluster.Settings, their wire type, defined once there), with the
+// defaults of the runtime `tinyctl install` makes (WithDefaults) and the
+// checks render makes of them (Check). The zero value of any field means
+// its default, so a caller sets only what differs. cluster.Settings(cl)
+// and Cluster(s) convert.
+type Cluster cluster.Settings
 
-// Collector says where workers send telemetry: every egress posture allows
-// it, the way it allows NATS and DNS.
-type Collector struct {
-	// Endpoint is given to workers as OTEL_EXPORTER_OTLP_ENDPOINT; "-"
-	// means no collector (nothing is given or allowed).
-	Endpoint string
-	// Namespace and PodLabels select the collector's pods; Ports are its
-	// OTLP ports (gRPC and HTTP).
-	Namespace string
-	PodLabels map[string]string
-	Ports     []int32
-}
-
-// Network holds the cluster's pod and service address ranges (CIDRs).
-type Network struct {
-	PodCIDRs     []string
-	ServiceCIDRs []string
-}
-
-// NATS says where workers and KEDA find the NATS broker.
-type NATS struct {
-	// URL is given to workers in the NATS_URL environment variable.
-	URL string
-	// Namespace and PodLabels select the broker's pods for the egress
-	// NetworkPolicy; ClientPort is the TCP port workers connect to.
-	Namespace  string
-	PodLabels  map[string]string
-	ClientPort int32
-	// MonitoringEndpoint is the broker's HTTP monitoring host:port, given to
-	// KEDA's nats-jetstream trigger as natsServerMonitoringEndpoint.
-	MonitoringEndpoint string
-	// Account is the NATS account that holds the streams, as KEDA names it.
-	Account string
-	// Accounts, when namespaces have NATS accounts of their own, is the
-	// account holding each namespace's streams; a namespace not listed
-	// uses Account.
-	Accounts map[string]string
-	// JSAPIPrefix, when set, is the JetStream API prefix workers use
-	// (TINYCTL_JS_API_PREFIX): their account imports their stream's API
-	// under it instead of having JetStream of its own.
-	JSAPIPrefix string
-	// CredentialsSecret names a Secret in the component's namespace holding
-	// the worker's NATS credentials, mounted read-only at CredentialsDir:
-	// empty mounts none; PerComponent mounts the component's own Secret
-	// (CredentialsSecretName), which the controller mints; any other name
-	// is one Secret every component shares.
-	CredentialsSecret string
-	// CredentialsKey is the key of that Secret holding the credentials
-	// file; the worker finds it at CredentialsDir/CredentialsKey, named by
-	// the NATS_CREDS environment variable.
-	CredentialsKey string
-	// WorkerTLS says which TLS files the credentials Secret also holds:
-	// the CA of the broker's certificate, and a client certificate for
-	// mutual TLS.
-	WorkerTLS WorkerTLS
-}
-
-// AccountFor is the account holding namespace ns's streams.
-func (n NATS) AccountFor(ns string) string {
-	if a, ok := n.Accounts[ns]; ok {
-		return a
-	}
-	return n.Account
-}
+// The parts of a Cluster, defined with it in package cluster.
+type (
+	NATS      = cluster.NATS
+	WorkerTLS = cluster.WorkerTLS
+	DNS       = cluster.DNS
+	Collector = cluster.Collector
+	Network   = cluster.Network
+)
 
 // PerComponent, as NATS.CredentialsSecret, gives each component a Secret of
 // its own with credentials minted for it alone.
 const PerComponent = "*"
-
-// WorkerTLS lists the TLS files a worker is given, at CredentialsDir under
-// the keys TLSCAKey, TLSCertKey and TLSKeyKey.
-type WorkerTLS struct {
-	CA         bool
-	ClientCert bool
-}
 
 // Keys of the TLS files in the credentials Secret.
 const (
@@ -138,17 +62,6 @@ const (
 	TLSCertKey = "tls.crt"
 	TLSKeyKey  = "tls.key"
 )
-
-// DNS selects the cluster DNS pods. Workers may reach them on port 53, UDP
-// and TCP, and nothing else in their namespace.
-type DNS struct {
-	Namespace string
-	PodLabels map[string]string
-	// NodeLocalIP is the link-local address NodeLocal DNSCache answers on
-	// (169.254.20.10 by default in its manifests); empty when the cluster
-	// does not run it. Workers may reach it on port 53 too.
-	NodeLocalIP string
-}
 
 // DefaultCluster returns the settings for a cluster provisioned by
 // `tinyctl install` with no options: NATS at DefaultNATSURL without mounted
@@ -227,5 +140,5 @@ func (cl Cluster) Check() error {
 	cl = cl.WithDefaults()
 	_, errBase := baseRules(cl)
 	_, errCIDRs := clusterCIDRs(cl.Network)
-	return errors.Join(errBase, errCIDRs, cl.Streams.check())
+	return errors.Join(errBase, errCIDRs, checkStreams(cl.Streams))
 }

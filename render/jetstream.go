@@ -41,7 +41,7 @@ func streamConfig(c api.Component, caps StreamLimits) (jetstream.StreamConfig, e
 	if err := checkStreamLimits(st.Replicas, maxAge, dups); err != nil {
 		return jetstream.StreamConfig{}, err
 	}
-	maxBytes, maxMsgs, err := caps.streamLimits(storage, st.MaxBytes, st.MaxMsgs)
+	maxBytes, maxMsgs, err := streamLimits(caps, storage, st.MaxBytes, st.MaxMsgs)
 	if err != nil {
 		return jetstream.StreamConfig{}, err
 	}

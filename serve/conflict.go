@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"k8s.io/client-go/rest"
 
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus/status"
 )
 
@@ -41,7 +42,7 @@ func clusterID(cfg *rest.Config) string {
 // seconds) must neither delay a beat nor be cut short by a beat's budget.
 type nameConflicts struct {
 	statuses *status.Store
-	hub      func(ctx context.Context, own status.Heartbeat) (string, error) // nil: no hub
+	hub      func(ctx context.Context, own cluster.Heartbeat) (string, error) // nil: no hub
 	metrics  *metrics
 	lastErr  string
 
@@ -55,7 +56,7 @@ const minLook = 5 * time.Second
 
 // run looks every interval (each look given at least minLook) until ctx
 // ends.
-func (n *nameConflicts) run(ctx context.Context, own status.Heartbeat, every time.Duration) {
+func (n *nameConflicts) run(ctx context.Context, own cluster.Heartbeat, every time.Duration) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
@@ -77,7 +78,7 @@ func (n *nameConflicts) current() string {
 	return n.last
 }
 
-func (n *nameConflicts) look(ctx context.Context, own status.Heartbeat) {
+func (n *nameConflicts) look(ctx context.Context, own cluster.Heartbeat) {
 	found, err := n.statuses.NameConflict(ctx, own)
 	if found == "" && err == nil && n.hub != nil {
 		found, err = n.hub(ctx, own)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/status"
@@ -44,7 +45,7 @@ func TestAnotherClusterUnderTheSameNameIsReported(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- st.RunHeartbeat(ctx, status.HeartbeatOptions{
-			Heartbeat: status.Heartbeat{Cluster: "test", ClusterID: other, Controller: "elsewhere-0"},
+			Heartbeat: cluster.Heartbeat{Cluster: "test", ClusterID: other, Controller: "elsewhere-0"},
 			Interval:  time.Second, TTL: 3 * time.Second,
 		})
 	}()

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/api/cluster"
 )
 
 // DefaultKEDAOperatorSelector selects KEDA's operator Deployment as KEDA's
@@ -29,11 +29,11 @@ const DefaultKEDAOperatorSelector = "app.kubernetes.io/name=keda-operator"
 type kedaProbe struct {
 	kube     kubernetes.Interface
 	selector string
-	last     status.KEDAState
+	last     cluster.KEDAState
 }
 
 // refresh sets hb.KEDA to what the cluster shows now, logging changes.
-func (k *kedaProbe) refresh(ctx context.Context, hb *status.Heartbeat) {
+func (k *kedaProbe) refresh(ctx context.Context, hb *cluster.Heartbeat) {
 	list, err := k.kube.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: k.selector})
 	hb.KEDA = ""
 	switch {
@@ -53,10 +53,10 @@ const externalMetricsAPI = "/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.
 
 // metricsAPIState judges KEDA by the external metrics APIService: running
 // when KEDA's metrics server backs it and it is Available.
-func (k *kedaProbe) metricsAPIState(ctx context.Context) (status.KEDAState, error) {
+func (k *kedaProbe) metricsAPIState(ctx context.Context) (cluster.KEDAState, error) {
 	raw, err := k.kube.Discovery().RESTClient().Get().AbsPath(externalMetricsAPI).DoRaw(ctx)
 	if apierrors.IsNotFound(err) {
-		return status.KEDAAbsent, nil
+		return cluster.KEDAAbsent, nil
 	}
 	if err != nil {
 		return "", err
@@ -73,23 +73,23 @@ func (k *kedaProbe) metricsAPIState(ctx context.Context) (status.KEDAState, erro
 		return "", err
 	}
 	if svc.Spec.Service == nil || !strings.Contains(svc.Spec.Service.Name, "keda") {
-		return status.KEDAAbsent, nil
+		return cluster.KEDAAbsent, nil
 	}
 	for _, c := range svc.Status.Conditions {
 		if c.Type == "Available" && c.Status == "True" {
-			return status.KEDARunning, nil
+			return cluster.KEDARunning, nil
 		}
 	}
-	return status.KEDAAbsent, nil
+	return cluster.KEDAAbsent, nil
 }
 
 // kedaState is running when any of the operator Deployments has an
 // available replica, absent otherwise.
-func kedaState(operators []appsv1.Deployment) status.KEDAState {
+func kedaState(operators []appsv1.Deployment) cluster.KEDAState {
 	for _, d := range operators {
 		if d.Status.AvailableReplicas > 0 {
-			return status.KEDARunning
+			return cluster.KEDARunning
 		}
 	}
-	return status.KEDAAbsent
+	return cluster.KEDAAbsent
 }

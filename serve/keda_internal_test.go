@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/tinyctl/tinyctl/bus/status"
+	"github.com/tinyctl/tinyctl/api/cluster"
 )
 
 // TestKEDAStateFromTheMetricsAPIService: a controller that may not list
@@ -21,12 +21,12 @@ func TestKEDAStateFromTheMetricsAPIService(t *testing.T) {
 		name   string
 		status int
 		body   string
-		want   status.KEDAState
+		want   cluster.KEDAState
 	}{
-		{"no APIService", http.StatusNotFound, `{"kind":"Status","code":404,"reason":"NotFound"}`, status.KEDAAbsent},
-		{"KEDA's, available", http.StatusOK, keda + `"status":{"conditions":[{"type":"Available","status":"True"}]}}`, status.KEDARunning},
-		{"KEDA's, unavailable", http.StatusOK, keda + `"status":{"conditions":[{"type":"Available","status":"False"}]}}`, status.KEDAAbsent},
-		{"another adapter's", http.StatusOK, `{"spec":{"service":{"name":"prometheus-adapter"}},"status":{"conditions":[{"type":"Available","status":"True"}]}}`, status.KEDAAbsent},
+		{"no APIService", http.StatusNotFound, `{"kind":"Status","code":404,"reason":"NotFound"}`, cluster.KEDAAbsent},
+		{"KEDA's, available", http.StatusOK, keda + `"status":{"conditions":[{"type":"Available","status":"True"}]}}`, cluster.KEDARunning},
+		{"KEDA's, unavailable", http.StatusOK, keda + `"status":{"conditions":[{"type":"Available","status":"False"}]}}`, cluster.KEDAAbsent},
+		{"another adapter's", http.StatusOK, `{"spec":{"service":{"name":"prometheus-adapter"}},"status":{"conditions":[{"type":"Available","status":"True"}]}}`, cluster.KEDAAbsent},
 		{"forbidden too", http.StatusForbidden, `{"kind":"Status","code":403,"reason":"Forbidden"}`, ""},
 	}
 	for _, tt := range tests {
@@ -46,7 +46,7 @@ func TestKEDAStateFromTheMetricsAPIService(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var hb status.Heartbeat
+			var hb cluster.Heartbeat
 			(&kedaProbe{kube: cs, selector: DefaultKEDAOperatorSelector}).refresh(context.Background(), &hb)
 			if hb.KEDA != tt.want {
 				t.Errorf("KEDA %q, want %q", hb.KEDA, tt.want)

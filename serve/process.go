@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/lease"
@@ -258,9 +259,9 @@ func (p *Process) openStores(ctx context.Context) error {
 // leader or standby, so status readers can tell live clusters from gone
 // ones. It carries the cluster's labels and render settings.
 func (p *Process) heartbeat(ctx context.Context) {
-	settings, tenancy := p.cfg.Loop.Cluster, p.cfg.Loop.Tenancy
+	settings, tenancy := cluster.Settings(p.cfg.Loop.Cluster), p.cfg.Loop.Tenancy
 	opts := status.HeartbeatOptions{
-		Heartbeat: status.Heartbeat{Cluster: p.cfg.cluster(), Labels: p.cfg.Loop.ClusterLabels,
+		Heartbeat: cluster.Heartbeat{Cluster: p.cfg.cluster(), Labels: p.cfg.Loop.ClusterLabels,
 			Controller: p.cfg.Holder, Settings: &settings, Tenancy: &tenancy, ClusterID: clusterID(p.kube)},
 		Interval: p.cfg.HeartbeatTTL / 3, TTL: p.cfg.HeartbeatTTL,
 		OnError: func(err error) { zerolog.Ctx(ctx).Warn().Err(err).Msg("heartbeat failed") },
@@ -269,7 +270,7 @@ func (p *Process) heartbeat(ctx context.Context) {
 	opts.OnBeat = func(err error) { watchdog.beat(ctx, err) }
 	conflicts := &nameConflicts{statuses: p.statuses, metrics: p.metrics}
 	if hub := p.cfg.HubDomain; hub != "" {
-		conflicts.hub = func(ctx context.Context, own status.Heartbeat) (string, error) {
+		conflicts.hub = func(ctx context.Context, own cluster.Heartbeat) (string, error) {
 			return status.HubNameConflict(ctx, p.conn, status.DefaultHeartbeatBucket, hub, own)
 		}
 	}
@@ -277,7 +278,7 @@ func (p *Process) heartbeat(ctx context.Context) {
 	if cs, err := kubernetes.NewForConfig(p.kube); err == nil {
 		probe = &kedaProbe{kube: cs, selector: p.cfg.KEDAOperatorSelector}
 	}
-	opts.Refresh = func(ctx context.Context, hb *status.Heartbeat) {
+	opts.Refresh = func(ctx context.Context, hb *cluster.Heartbeat) {
 		rctx, cancel := context.WithTimeout(ctx, opts.Interval/2)
 		defer cancel()
 		if probe != nil {
@@ -296,7 +297,7 @@ func (p *Process) heartbeat(ctx context.Context) {
 // reportAccounts puts into the heartbeat's settings the account holding
 // each namespace's streams, for readers that render as this cluster does
 // (tinyctl diff --cluster).
-func (p *Process) reportAccounts(hb *status.Heartbeat) {
+func (p *Process) reportAccounts(hb *cluster.Heartbeat) {
 	if p.tenants == nil || hb.Settings == nil {
 		return
 	}

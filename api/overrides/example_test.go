@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/api/overrides"
 )
 
@@ -12,7 +13,7 @@ func ExampleResolve() {
 		api.Override{ClusterSelector: region("eu"), Image: euImage, Env: []api.EnvVar{{Name: "REGION", Value: "eu"}}},
 		api.Override{Clusters: []string{"eu-1"}, Image: canary},
 	)
-	for _, cl := range []overrides.Cluster{us1, eu2, eu1} {
+	for _, cl := range []cluster.Identity{us1, eu2, eu1} {
 		got, err := overrides.Resolve(c, cl)
 		if err != nil {
 			fmt.Printf("%s: %v\n", cl.Name, err)

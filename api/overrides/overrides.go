@@ -12,54 +12,13 @@ package overrides
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 )
-
-// Cluster is the cluster a component is resolved for.
-type Cluster struct {
-	Name   string
-	Labels map[string]string
-}
-
-// Selects reports whether o applies to cl: cl is one of o.Clusters (when
-// any are listed) and matches o.ClusterSelector (when it is set). An
-// override that selects by neither applies nowhere (validation refuses
-// it), and so does one whose selector does not parse.
-func Selects(o api.Override, cl Cluster) bool {
-	if len(o.Clusters) == 0 && o.ClusterSelector == nil {
-		return false
-	}
-	if len(o.Clusters) > 0 && !slices.Contains(o.Clusters, cl.Name) {
-		return false
-	}
-	return o.ClusterSelector == nil || matches(o.ClusterSelector, cl.Labels)
-}
-
-// Places reports whether c's placement selects cl: no placement selects
-// every cluster; with both a cluster list and a selector, both must match
-// (a selector that does not parse matches nothing).
-func Places(c api.Component, cl Cluster) bool {
-	p := c.Spec.Placement
-	if p == nil {
-		return true
-	}
-	if len(p.Clusters) > 0 && !slices.Contains(p.Clusters, cl.Name) {
-		return false
-	}
-	return p.ClusterSelector == nil || matches(p.ClusterSelector, cl.Labels)
-}
-
-func matches(sel *metav1.LabelSelector, clusterLabels map[string]string) bool {
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	return err == nil && s.Matches(labels.Set(clusterLabels))
-}
 
 // Resolve returns c as it runs on cl: a copy with every override that
 // selects cl merged in (see the package comment) and spec.overrides
@@ -67,13 +26,13 @@ func matches(sel *metav1.LabelSelector, clusterLabels map[string]string) bool {
 // override for another cluster does. c must be a valid component. On a
 // conflict or an invalid merged value it returns an *Error listing every
 // problem.
-func Resolve(c api.Component, cl Cluster) (api.Component, error) {
+func Resolve(c api.Component, cl cluster.Identity) (api.Component, error) {
 	out := c.DeepCopy()
 	out.Spec.Overrides = nil
 	m := merger{spec: &out.Spec, cluster: cl.Name, origins: map[string]origin{}}
 	path := field.NewPath("spec", "overrides")
 	for i, o := range c.Spec.Overrides {
-		if Selects(o, cl) {
+		if cl.SelectedBy(o) {
 			m.merge(o, path.Index(i))
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/api/overrides"
 	"github.com/tinyctl/tinyctl/api/validate"
 )
@@ -21,9 +22,9 @@ const (
 )
 
 var (
-	eu1 = overrides.Cluster{Name: "eu-1", Labels: map[string]string{"region": "eu", "tier": "gold"}}
-	eu2 = overrides.Cluster{Name: "eu-2", Labels: map[string]string{"region": "eu"}}
-	us1 = overrides.Cluster{Name: "us-1", Labels: map[string]string{"region": "us"}}
+	eu1 = cluster.Identity{Name: "eu-1", Labels: map[string]string{"region": "eu", "tier": "gold"}}
+	eu2 = cluster.Identity{Name: "eu-2", Labels: map[string]string{"region": "eu"}}
+	us1 = cluster.Identity{Name: "us-1", Labels: map[string]string{"region": "us"}}
 )
 
 func region(r string) *metav1.LabelSelector {
@@ -60,7 +61,7 @@ func TestResolve(t *testing.T) {
 	tests := []struct {
 		name      string
 		overrides []api.Override
-		cluster   overrides.Cluster
+		cluster   cluster.Identity
 		edit      func(*api.Spec) // what the resolved spec differs in from the base
 	}{
 		{name: "no overrides: the base spec", cluster: eu1},
@@ -146,7 +147,7 @@ func TestResolveReportsConflictsAndInvalidMerges(t *testing.T) {
 	tests := []struct {
 		name      string
 		overrides []api.Override
-		cluster   overrides.Cluster
+		cluster   cluster.Identity
 		want      []string // each line of the error, after the first
 	}{
 		{name: "two images for one cluster", cluster: eu1,
@@ -244,7 +245,7 @@ func TestSelects(t *testing.T) {
 			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Near"}}}}, false},
 	}
 	for _, tt := range tests {
-		if got := overrides.Selects(tt.o, eu1); got != tt.want {
+		if got := eu1.SelectedBy(tt.o); got != tt.want {
 			t.Errorf("%s: Selects = %v, want %v", tt.name, got, tt.want)
 		}
 	}

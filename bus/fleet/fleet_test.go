@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/fleet"
 	"github.com/tinyctl/tinyctl/bus/kv"
@@ -90,11 +91,11 @@ func TestClustersMirrorTheHubsSpecsAndTheHubGathersOnlyEachClustersOwnStatus(t *
 	})
 	_, err = eu.status.Put(ctx, api.Status{Component: "media.thumbnailer", Cluster: "us-1", ObservedRevision: 99})
 	testenv.Must(t, err)
-	_, err = eu.status.Beat(ctx, status.Heartbeat{Cluster: "us-1", Controller: "forged"}, 30*time.Second)
+	_, err = eu.status.Beat(ctx, cluster.Heartbeat{Cluster: "us-1", Controller: "forged"}, 30*time.Second)
 	testenv.Must(t, err)
 	_, err = eu.status.Put(ctx, api.Status{Component: "media.thumbnailer", Cluster: "eu-1", ObservedRevision: rev})
 	testenv.Must(t, err)
-	_, err = eu.status.Beat(ctx, status.Heartbeat{Cluster: "eu-1"}, 30*time.Second)
+	_, err = eu.status.Beat(ctx, cluster.Heartbeat{Cluster: "eu-1"}, 30*time.Second)
 	testenv.Must(t, err)
 	testenv.Eventually(t, 10*time.Second, func() error {
 		r, err := hubStatus.Get(ctx, "media.thumbnailer", "eu-1")

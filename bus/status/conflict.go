@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
 )
@@ -24,7 +25,7 @@ import (
 // and describes the conflict where (the bucket read) shows, or returns "".
 // Heartbeats without a ClusterID (controllers that predate it) never
 // conflict.
-func NameConflict(own Heartbeat, hb *HeartbeatRecord, now time.Time, where string) string {
+func NameConflict(own cluster.Heartbeat, hb *HeartbeatRecord, now time.Time, where string) string {
 	if hb == nil || Stale(hb, now) || own.ClusterID == "" || hb.ClusterID == "" || hb.ClusterID == own.ClusterID {
 		return ""
 	}
@@ -35,7 +36,7 @@ func NameConflict(own Heartbeat, hb *HeartbeatRecord, now time.Time, where strin
 
 // NameConflict reads the latest heartbeat under own's cluster name in this
 // store's bucket and judges it (see the package function).
-func (s *Store) NameConflict(ctx context.Context, own Heartbeat) (string, error) {
+func (s *Store) NameConflict(ctx context.Context, own cluster.Heartbeat) (string, error) {
 	hb, err := s.Heartbeat(ctx, own.Cluster)
 	switch {
 	case isNotFound(err):
@@ -52,7 +53,7 @@ func (s *Store) NameConflict(ctx context.Context, own Heartbeat) (string, error)
 // already uses at the hub (joined first, or beating there through the
 // same domain) finds it here. A hub without the bucket or the key is no
 // conflict.
-func HubNameConflict(ctx context.Context, c *bus.Conn, bucket, domain string, own Heartbeat) (string, error) {
+func HubNameConflict(ctx context.Context, c *bus.Conn, bucket, domain string, own cluster.Heartbeat) (string, error) {
 	var hb *HeartbeatRecord
 	var now time.Time
 	err := kv.InDomain(ctx, c, bucket, domain, func(ctx context.Context, s jetstream.Stream) error {

@@ -8,66 +8,19 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tinyctl/tinyctl/api/validate"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
-	"github.com/tinyctl/tinyctl/render"
 )
 
 // heartbeatMarkerTTL is how long the server keeps the marker it writes
 // when a heartbeat expires, so watchers of the heartbeat bucket see it.
 const heartbeatMarkerTTL = time.Minute
 
-// Heartbeat is a cluster controller's sign of life, stored as JSON under
-// the cluster's name in the heartbeat bucket. The server removes it TTL
-// after it was written; readers also judge it by time (Stale). It carries
-// the cluster's identity (name and labels, which placement matches) and
-// the settings its controller renders with, so that `tinyctl diff` and
-// `tinyctl render` show what that cluster would really apply.
-type Heartbeat struct {
-	Cluster    string            `json:"cluster"`
-	Labels     map[string]string `json:"labels,omitempty"`
-	Controller string            `json:"controller,omitempty"`
-	TTLSeconds int64             `json:"ttlSeconds"`
-	SentAt     time.Time         `json:"sentAt"`
-	// Settings are the controller's render settings, nil from controllers
-	// that predate them.
-	Settings *render.Cluster `json:"settings,omitempty"`
-	// Tenancy is which subjects each namespace may use in this cluster
-	// (nil from controllers that predate it).
-	Tenancy *validate.Tenancy `json:"tenancy,omitempty"`
-	// KEDA is whether a KEDA operator runs in the cluster, as its
-	// controller last looked ("" when it could not tell).
-	KEDA KEDAState `json:"keda,omitempty"`
-	// ClusterID tells Kubernetes clusters apart whatever they are named
-	// (a digest of the API server's CA; "" from controllers that predate
-	// it): controllers of one cluster share it.
-	ClusterID string `json:"clusterID,omitempty"`
-	// Conflict says that another cluster beats under this cluster's name
-	// (NameConflict), as the controller last looked ("" when none).
-	Conflict string `json:"conflict,omitempty"`
-}
-
-// KEDAState is what a controller found of KEDA's operator in its cluster.
-type KEDAState string
-
-// KEDA states; the empty state means unknown (the controller may not list
-// Deployments cluster-wide, or predates the field).
-const (
-	// KEDARunning: an operator Deployment has an available replica.
-	KEDARunning KEDAState = "running"
-	// KEDAAbsent: no operator Deployment, or none with an available
-	// replica: ScaledObjects are written but nothing scales.
-	KEDAAbsent KEDAState = "absent"
-)
-
-// TTL is how long the heartbeat counts as live after it was written.
-func (h Heartbeat) TTL() time.Duration { return time.Duration(h.TTLSeconds) * time.Second }
-
-// HeartbeatRecord is a Heartbeat as read back, with the server's time of
+// HeartbeatRecord is a heartbeat as read back, with the server's time of
 // the write.
 type HeartbeatRecord struct {
-	Heartbeat
+	cluster.Heartbeat
 	Revision uint64
 	Received time.Time
 }
@@ -101,9 +54,9 @@ func wholeSeconds(ttl time.Duration) (time.Duration, error) {
 }
 
 // Beat writes hb as its cluster's heartbeat, which the server removes
-// after ttl (whole seconds, at least 1s). SentAt and TTLSeconds are set
-// here. It returns the heartbeat's revision.
-func (s *Store) Beat(ctx context.Context, hb Heartbeat, ttl time.Duration) (uint64, error) {
+// after ttl (whole seconds, at least 1s). Version, SentAt and TTLSeconds
+// are set here. It returns the heartbeat's revision.
+func (s *Store) Beat(ctx context.Context, hb cluster.Heartbeat, ttl time.Duration) (uint64, error) {
 	if s.heartbeats == nil {
 		return 0, fmt.Errorf("bus: heartbeat of %s: bucket %s: %w", hb.Cluster, DefaultHeartbeatBucket, bus.ErrNotFound)
 	}
@@ -114,7 +67,7 @@ func (s *Store) Beat(ctx context.Context, hb Heartbeat, ttl time.Duration) (uint
 	if err != nil {
 		return 0, err
 	}
-	hb.TTLSeconds, hb.SentAt = int64(ttl/time.Second), s.now().UTC()
+	hb.Version, hb.TTLSeconds, hb.SentAt = cluster.HeartbeatVersion, int64(ttl/time.Second), s.now().UTC()
 	data, err := json.Marshal(hb)
 	if err != nil {
 		return 0, fmt.Errorf("bus: encode heartbeat: %w", err)
@@ -172,7 +125,7 @@ func (s *Store) Heartbeats(ctx context.Context) (map[string]HeartbeatRecord, err
 }
 
 func decodeHeartbeat(e kv.Entry) (HeartbeatRecord, error) {
-	var hb Heartbeat
+	var hb cluster.Heartbeat
 	if err := json.Unmarshal(e.Value, &hb); err != nil {
 		return HeartbeatRecord{}, fmt.Errorf("bus: decode heartbeat %s: %w", e.Key, err)
 	}
@@ -190,7 +143,7 @@ func isNotFound(err error) bool { return errors.Is(err, bus.ErrNotFound) }
 type HeartbeatOptions struct {
 	// Heartbeat is what every beat says (SentAt and TTLSeconds are set
 	// per beat).
-	Heartbeat Heartbeat
+	Heartbeat cluster.Heartbeat
 	// Interval between beats; it must be shorter than TTL (a third of it
 	// is a good choice).
 	Interval time.Duration
@@ -202,7 +155,7 @@ type HeartbeatOptions struct {
 	OnBeat func(error)
 	// Refresh, if set, is called before each beat to update what changes
 	// between beats (KEDA); it must return within the interval.
-	Refresh func(ctx context.Context, hb *Heartbeat)
+	Refresh func(ctx context.Context, hb *cluster.Heartbeat)
 }
 
 // RunHeartbeat beats at once and then every Interval until ctx is done,

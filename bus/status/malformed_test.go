@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/internal/testkit/natstest"
@@ -26,7 +27,7 @@ func TestMalformedRecordsOfAnyClusterDoNotFailListing(t *testing.T) {
 	good := api.Status{Component: "ns.good", Cluster: "east", ObservedRevision: 1}
 	_, err = store.Put(ctx, good)
 	testenv.Must(t, err)
-	_, err = store.Beat(ctx, status.Heartbeat{Cluster: "east"}, 30*time.Second)
+	_, err = store.Beat(ctx, cluster.Heartbeat{Cluster: "east"}, 30*time.Second)
 	testenv.Must(t, err)
 
 	js, err := jetstream.New(s.Connect(t))

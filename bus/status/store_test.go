@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/status"
 
@@ -22,7 +23,7 @@ import (
 func TestHeartbeatStale(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	beat := func(age time.Duration) *status.HeartbeatRecord {
-		return &status.HeartbeatRecord{Heartbeat: status.Heartbeat{TTLSeconds: 10}, Received: now.Add(-age)}
+		return &status.HeartbeatRecord{Heartbeat: cluster.Heartbeat{TTLSeconds: 10}, Received: now.Add(-age)}
 	}
 	cases := map[string]struct {
 		hb    *status.HeartbeatRecord
@@ -81,7 +82,7 @@ func TestStatusRoundTripsAndListsWithStaleness(t *testing.T) {
 		_, err := store.Put(ctx, st)
 		testenv.Must(t, err)
 	}
-	_, err = store.Beat(ctx, status.Heartbeat{Cluster: "east", Controller: "controller-0"}, 10*time.Second)
+	_, err = store.Beat(ctx, cluster.Heartbeat{Cluster: "east", Controller: "controller-0"}, 10*time.Second)
 	testenv.Must(t, err)
 
 	got, err := store.Get(ctx, "workers.extractor", "east")
@@ -120,7 +121,7 @@ func TestStatusReadsStaleWithinTTLWhenHeartbeatsStop(t *testing.T) {
 	beatCtx, stopBeating := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- store.RunHeartbeat(beatCtx, status.HeartbeatOptions{Heartbeat: status.Heartbeat{Cluster: "east"}, Interval: 300 * time.Millisecond, TTL: ttl})
+		done <- store.RunHeartbeat(beatCtx, status.HeartbeatOptions{Heartbeat: cluster.Heartbeat{Cluster: "east"}, Interval: 300 * time.Millisecond, TTL: ttl})
 	}()
 	testenv.Eventually(t, 5*time.Second, func() error {
 		rec, err := store.Get(ctx, "workers.extractor", "east")
@@ -166,7 +167,7 @@ func TestStalenessIsJudgedByTheServersClockNotTheReaders(t *testing.T) {
 	testenv.Must(t, err)
 	_, err = writer.Put(ctx, api.Status{Component: "workers.extractor", Cluster: "east", ObservedRevision: 1})
 	testenv.Must(t, err)
-	_, err = writer.Beat(ctx, status.Heartbeat{Cluster: "east"}, 30*time.Second)
+	_, err = writer.Beat(ctx, cluster.Heartbeat{Cluster: "east"}, 30*time.Second)
 	testenv.Must(t, err)
 
 	for _, skew := range []time.Duration{time.Hour, -time.Hour} {

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/api/decode"
-	"github.com/tinyctl/tinyctl/api/overrides"
 	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/status"
@@ -106,7 +106,7 @@ func placedOn(specs []kv.Entry, beats map[string]status.HeartbeatRecord, key str
 	var out []string
 	for _, name := range slices.Sorted(maps.Keys(beats)) {
 		hb := beats[name]
-		if !status.Stale(&hb, now) && overrides.Places(comp, overrides.Cluster{Name: name, Labels: hb.Labels}) {
+		if !status.Stale(&hb, now) && (cluster.Identity{Name: name, Labels: hb.Labels}).Places(comp) {
 			out = append(out, name)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/status"
@@ -14,12 +15,12 @@ import (
 func TestOf(t *testing.T) {
 	now := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
 	live := func(labels map[string]string) status.HeartbeatRecord {
-		return status.HeartbeatRecord{Heartbeat: status.Heartbeat{Labels: labels, TTLSeconds: 30}, Received: now.Add(-time.Second)}
+		return status.HeartbeatRecord{Heartbeat: cluster.Heartbeat{Labels: labels, TTLSeconds: 30}, Received: now.Add(-time.Second)}
 	}
 	beats := map[string]status.HeartbeatRecord{
 		"east":  live(map[string]string{"env": "prod"}),
 		"west":  live(map[string]string{"env": "dev"}),
-		"north": {Heartbeat: status.Heartbeat{TTLSeconds: 30}, Received: now.Add(-time.Hour)}, // stale
+		"north": {Heartbeat: cluster.Heartbeat{TTLSeconds: 30}, Received: now.Add(-time.Hour)}, // stale
 	}
 	spec := func(placement string) []kv.Entry {
 		return []kv.Entry{{Key: "media.resizer", Revision: 7, Value: []byte(`{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component",` +

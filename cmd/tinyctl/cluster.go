@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/api/overrides"
 	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/client"
@@ -41,7 +42,7 @@ func installDefaults() clusterView {
 	cl := render.DefaultCluster()
 	cl.NATS.CredentialsSecret = render.PerComponent
 	cl.NATS.JSAPIPrefix = identity.JobsAPIPrefix
-	return clusterView{render: cl, cluster: overrides.Cluster{Name: render.DefaultClusterName}}
+	return clusterView{render: cl, cluster: cluster.Identity{Name: render.DefaultClusterName}}
 }
 
 // clusterView is what commands need to know about the target cluster:
@@ -50,7 +51,7 @@ func installDefaults() clusterView {
 type clusterView struct {
 	render  render.Cluster
 	tenancy validate.Tenancy
-	cluster overrides.Cluster
+	cluster cluster.Identity
 }
 
 // resolve returns c as it runs on the cluster: with the overrides that
@@ -91,7 +92,7 @@ func (f *clusterFlag) heartbeat(ctx context.Context, o *options, name string) (c
 	case hb.Settings == nil:
 		return clusterView{}, fmt.Errorf("cluster %q: its controller does not report its settings (upgrade it)", name)
 	}
-	v := clusterView{render: hb.Settings.WithDefaults(), cluster: overrides.Cluster{Name: hb.Cluster, Labels: hb.Labels}}
+	v := clusterView{render: render.Cluster(*hb.Settings).WithDefaults(), cluster: cluster.Identity{Name: hb.Cluster, Labels: hb.Labels}}
 	if hb.Tenancy != nil {
 		v.tenancy = *hb.Tenancy
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/status"
@@ -57,10 +58,10 @@ func report(t *testing.T, s *status.Store, st api.Status) {
 	}
 }
 
-// beat writes cluster's heartbeat with ttl.
-func beat(t *testing.T, s *status.Store, cluster string, ttl time.Duration) {
+// beat writes the heartbeat of cluster name with ttl.
+func beat(t *testing.T, s *status.Store, name string, ttl time.Duration) {
 	t.Helper()
-	if _, err := s.Beat(context.Background(), status.Heartbeat{Cluster: cluster, Controller: "tinyctl-" + cluster}, ttl); err != nil {
+	if _, err := s.Beat(context.Background(), cluster.Heartbeat{Cluster: name, Controller: "tinyctl-" + name}, ttl); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -109,7 +109,7 @@ func runController(ctx context.Context, o Options, nats *bus.Embedded, cp *local
 		NATS:       bus.Config{URLs: []string{nats.ClientURL()}, Name: "tinyctl-dev"},
 		Kubeconfig: cp.Kubeconfig,
 		Loop: reconcile.Config{
-			Cluster:          cluster(dc.workerNATS),
+			Cluster:          renderCluster(dc.workerNATS),
 			ClusterLabels:    ClusterLabels,
 			CreateNamespaces: true,
 			Recheck:          5 * time.Second,

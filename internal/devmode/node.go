@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/api/overrides"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/internal/localnode"
 	"github.com/tinyctl/tinyctl/internal/ociimage"
@@ -66,7 +66,7 @@ func workerImages(comps []api.Component) ([]localnode.Image, map[string]string) 
 	for _, c := range comps {
 		run := strings.Fields(c.Metadata.Annotations[api.AnnotationDevRun])
 		if len(run) != 3 || run[0] != "go" || run[1] != "run" ||
-			!overrides.Places(c, overrides.Cluster{Name: ClusterName, Labels: ClusterLabels}) {
+			!(cluster.Identity{Name: ClusterName, Labels: ClusterLabels}).Places(c) {
 			continue
 		}
 		ref := "tinyctl.local/dev/" + c.Metadata.Namespace + "-" + c.Metadata.Name + ":dev"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/api/overrides"
 	"github.com/tinyctl/tinyctl/internal/localrun"
 	"github.com/tinyctl/tinyctl/render"
@@ -18,9 +19,9 @@ import (
 // the grace Kubernetes gives a pod.
 const workerStopGrace = 30 * time.Second
 
-// cluster is what the dev controller renders for; local workers get the
+// renderCluster is what the dev controller renders for; local workers get the
 // same environment with natsURL, the embedded server, as NATS_URL.
-func cluster(natsURL string) render.Cluster {
+func renderCluster(natsURL string) render.Cluster {
 	return render.Cluster{Name: ClusterName, NATS: render.NATS{URL: natsURL}}
 }
 
@@ -72,7 +73,7 @@ func exitStatus(err error) string {
 func startWorker(out io.Writer, c api.Component, name, natsURL string) (*localrun.Process, error) {
 	run := strings.Fields(c.Metadata.Annotations[api.AnnotationDevRun])
 	switch {
-	case !overrides.Places(c, overrides.Cluster{Name: ClusterName, Labels: ClusterLabels}):
+	case !(cluster.Identity{Name: ClusterName, Labels: ClusterLabels}).Places(c):
 		fmt.Fprintf(out, "  %s: no local worker: its placement does not select cluster %q\n", name, ClusterName)
 		return nil, nil
 	case len(run) == 0:
@@ -80,11 +81,11 @@ func startWorker(out io.Writer, c api.Component, name, natsURL string) (*localru
 			name, api.AnnotationDevRun)
 		return nil, nil
 	}
-	c, err := overrides.Resolve(c, overrides.Cluster{Name: ClusterName, Labels: ClusterLabels})
+	c, err := overrides.Resolve(c, cluster.Identity{Name: ClusterName, Labels: ClusterLabels})
 	if err != nil {
 		return nil, err
 	}
-	objs, err := render.Render(c, 0, cluster(natsURL))
+	objs, err := render.Render(c, 0, renderCluster(natsURL))
 	if err != nil {
 		return nil, err
 	}

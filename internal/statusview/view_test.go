@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/client"
@@ -16,13 +17,13 @@ var now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // reported is cluster's status of key at observed with Ready ready,
 // written a minute ago; live says the cluster's heartbeat is live.
-func reported(key, cluster string, observed uint64, ready api.ConditionStatus, live bool) status.Record {
-	r := status.Record{Status: api.Status{Component: key, Cluster: cluster, ObservedRevision: observed,
+func reported(key, name string, observed uint64, ready api.ConditionStatus, live bool) status.Record {
+	r := status.Record{Status: api.Status{Component: key, Cluster: name, ObservedRevision: observed,
 		UpdatedAt: now.Add(-time.Minute), Conditions: []api.Condition{
 			{Type: api.ConditionReady, Status: ready, Reason: "R" + string(ready)},
 			{Type: api.ConditionStalled, Status: api.ConditionFalse}}}}
 	if live {
-		r.Heartbeat = &status.HeartbeatRecord{Heartbeat: status.Heartbeat{Cluster: cluster, TTLSeconds: 30}, Received: now.Add(-10 * time.Second)}
+		r.Heartbeat = &status.HeartbeatRecord{Heartbeat: cluster.Heartbeat{Cluster: name, TTLSeconds: 30}, Received: now.Add(-10 * time.Second)}
 	} else {
 		r.Stale = true
 	}

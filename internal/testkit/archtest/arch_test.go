@@ -139,7 +139,7 @@ var forbidden = map[string][]string{
 	"api":       {"render", "apply", "bus", "reconcile", "serve", "provision", "internal", "client", "cmd", "worker"},
 	"render":    {"apply", "bus", "reconcile", "serve", "provision", "internal", "client", "cmd"},
 	"apply":     {"bus", "render", "reconcile", "serve", "provision", "internal", "client", "cmd"},
-	"bus":       {"apply", "reconcile", "serve", "provision", "internal", "client", "cmd"},
+	"bus":       {"apply", "render", "reconcile", "serve", "provision", "internal", "client", "cmd"},
 	"reconcile": {"serve", "provision", "internal", "client", "cmd"},
 	"provision": {"reconcile", "serve", "bus", "internal", "client", "cmd"},
 	"serve":     {"provision", "internal", "client", "cmd"},
@@ -149,12 +149,9 @@ var forbidden = map[string][]string{
 	"worker": {"api", "render", "apply", "bus", "identity", "reconcile", "serve", "provision", "internal", "client", "cmd"},
 }
 
-// allowed are the exceptions to forbidden: the heartbeat carries render's
-// cluster settings.
+// allowed are the exceptions to forbidden.
 var allowed = map[string][]string{
-	"bus/status": {"render"},
-	"api":        {},
-	"worker":     {"api/workerenv"},
+	"worker": {"api/workerenv"},
 }
 
 func TestImportsPointOneWay(t *testing.T) {
