@@ -85,6 +85,50 @@ func NewConn(nc *nats.Conn, onState func(StateChange)) (*Conn, error) {
 	return c.bind(nc, "")
 }
 
+// Wrap makes a Conn of an open nats.Conn its caller keeps owning (a
+// program's own connection, handed to package client). Unlike NewConn it
+// chains the connection's disconnect, reconnect, closed and async error
+// handlers instead of replacing them, never closes nc, and binds
+// JetStream to domain ("" for the server's). Wrap a connection once per
+// use that needs events: each Wrap adds to the chain.
+func Wrap(nc *nats.Conn, domain string) (*Conn, error) {
+	c := newConn(nil)
+	disconnected, reconnected, closed, asyncErr := nc.DisconnectErrHandler(), nc.ReconnectHandler(), nc.ClosedHandler(), nc.ErrorHandler()
+	nc.SetDisconnectErrHandler(func(nc *nats.Conn, err error) {
+		c.onDisconnect(nc, err)
+		if disconnected != nil {
+			disconnected(nc, err)
+		}
+	})
+	nc.SetReconnectHandler(func(nc *nats.Conn) {
+		c.onReconnect(nc)
+		if reconnected != nil {
+			reconnected(nc)
+		}
+	})
+	nc.SetClosedHandler(func(nc *nats.Conn) {
+		c.onClosed(nc)
+		if closed != nil {
+			closed(nc)
+		}
+	})
+	nc.SetErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
+		c.onAsyncError(nc, sub, err)
+		if asyncErr != nil {
+			asyncErr(nc, sub, err)
+		}
+	})
+	js, err := jetstream.New(nc)
+	if domain != "" {
+		js, err = jetstream.NewWithDomain(nc, domain)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bus: jetstream: %w", err)
+	}
+	c.nc, c.js = nc, js
+	return c, nil
+}
+
 // bind attaches an open connection and reports it connected; domain
 // selects a JetStream domain ("" for the server's).
 func (c *Conn) bind(nc *nats.Conn, domain string) (*Conn, error) {

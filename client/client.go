@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/validate"
 	"github.com/tinyctl/tinyctl/bus"
@@ -18,9 +20,13 @@ import (
 
 // ErrNotFound matches (errors.Is) the error for a component, revision or
 // bucket that does not exist.
-var ErrNotFound = bus.ErrNotFound
+var ErrNotFound = errNotFound
 
-// Config says which buckets a Client uses.
+// errNotFound is the stores' own sentinel, which every one of their
+// not-found errors wraps.
+var errNotFound = bus.ErrNotFound
+
+// Config says which buckets a Client uses, and how.
 type Config struct {
 	// SpecBucket and StatusBucket name the buckets (defaults
 	// tinyctl-components and tinyctl-status). Heartbeats are read from
@@ -40,6 +46,9 @@ type Config struct {
 	// namespace's specs and status rows, through what its account imports;
 	// Create is ignored, and watching is not possible.
 	Namespace string
+	// JetStreamDomain, when set, is the JetStream domain the buckets are
+	// in (a leafnode's hub, say).
+	JetStreamDomain string
 }
 
 // Client reads and writes the spec bucket and reads the status of
@@ -60,10 +69,16 @@ type Client struct {
 // "" when they may touch every namespace.
 func (c *Client) Namespace() string { return c.namespace }
 
-// New binds to the buckets cfg names on conn, adopting the settings of
-// those that exist. It returns an error when NATS refuses or a bucket
-// cannot be opened.
-func New(ctx context.Context, conn *bus.Conn, cfg Config) (*Client, error) {
+// New binds to the buckets cfg names on nc, adopting the settings of those
+// that exist. nc stays the caller's: the client adds to its event
+// handlers (to re-create watches after a reconnect and to report
+// permission violations as errors) and never closes it. It returns an
+// error when NATS refuses or a bucket cannot be opened.
+func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Client, error) {
+	conn, err := bus.Wrap(nc, cfg.JetStreamDomain)
+	if err != nil {
+		return nil, err
+	}
 	c := &Client{conn: conn, now: cfg.Now, statusBucket: cmp.Or(cfg.StatusBucket, status.DefaultBucket)}
 	if c.now == nil {
 		c.now = time.Now
@@ -77,7 +92,6 @@ func New(ctx context.Context, conn *bus.Conn, cfg Config) (*Client, error) {
 		prefix, scope = identity.SpecsAPIPrefix, cfg.Namespace+"."
 		c.namespace = cfg.Namespace
 	}
-	var err error
 	c.specs, err = specs.Open(ctx, conn, specs.Config{Bucket: cfg.SpecBucket, APIPrefix: prefix, Scope: scope}, mode)
 	if err != nil && !errors.Is(err, bus.ErrNotFound) {
 		return nil, err
@@ -88,12 +102,6 @@ func New(ctx context.Context, conn *bus.Conn, cfg Config) (*Client, error) {
 	}
 	return c, nil
 }
-
-// Conn returns the connection the client was opened on.
-func (c *Client) Conn() *bus.Conn { return c.conn }
-
-// HasSpecs reports whether the spec bucket exists.
-func (c *Client) HasSpecs() bool { return c.specs != nil }
 
 // KeptRevisions returns how many revisions the spec bucket keeps per key
 // (0 when it does not exist).
@@ -146,29 +154,34 @@ func (c *Client) noSpecs() error {
 
 // Get returns the latest value of component namespace/name. A component
 // that does not exist (never written, or deleted) is ErrNotFound.
-func (c *Client) Get(ctx context.Context, namespace, name string) (kv.Entry, error) {
+func (c *Client) Get(ctx context.Context, namespace, name string) (Revision, error) {
 	k, err := key(namespace, name)
 	if err != nil {
-		return kv.Entry{}, err
+		return Revision{}, err
 	}
 	if c.specs == nil {
-		return kv.Entry{}, c.noSpecs()
+		return Revision{}, c.noSpecs()
 	}
-	return c.specs.Get(ctx, k)
+	e, err := c.specs.Get(ctx, k)
+	if err != nil {
+		return Revision{}, err
+	}
+	return revisionOf(e), nil
 }
 
 // List returns the latest value of every component that is not deleted,
 // sorted by key.
-func (c *Client) List(ctx context.Context) ([]kv.Entry, error) {
+func (c *Client) List(ctx context.Context) ([]Revision, error) {
 	if c.specs == nil {
 		return nil, nil
 	}
-	return c.specs.List(ctx)
+	es, err := c.specs.List(ctx)
+	return revisionsOf(es), err
 }
 
 // History returns the kept revisions of component namespace/name, oldest
 // first, markers included; Changes says what each one did.
-func (c *Client) History(ctx context.Context, namespace, name string) ([]kv.Entry, error) {
+func (c *Client) History(ctx context.Context, namespace, name string) ([]Revision, error) {
 	k, err := key(namespace, name)
 	if err != nil {
 		return nil, err
@@ -176,12 +189,16 @@ func (c *Client) History(ctx context.Context, namespace, name string) ([]kv.Entr
 	if c.specs == nil {
 		return nil, c.noSpecs()
 	}
-	return c.specs.History(ctx, k)
+	es, err := c.specs.History(ctx, k)
+	return revisionsOf(es), err
 }
 
-// Rollback re-publishes an earlier value of component namespace/name (see
-// Target for which one; to > 0 names it) as a new revision, unless the
-// component already holds it. A write racing with it makes it fail with a
+// Rollback re-publishes an earlier value of component namespace/name as a
+// new revision, unless the component already holds it. With to > 0 it is
+// revision to, which must be a value. With to == 0 it is the most recent
+// value before the latest that differs from it; when the latest revision
+// is a delete or purge marker, it is the last value (the rollback
+// undeletes). No such revision is an error wrapping ErrNoTarget. A write racing with it makes it fail with a
 // *ConflictError rather than overwrite.
 func (c *Client) Rollback(ctx context.Context, namespace, name string, to uint64) (RollbackResult, error) {
 	k, err := key(namespace, name)
@@ -239,11 +256,15 @@ func (c *Client) Delete(ctx context.Context, namespace, name string, opts Delete
 // Cluster returns the latest heartbeat of the cluster named name: its
 // labels, its controller and the settings it renders with. A cluster with
 // no live heartbeat is ErrNotFound.
-func (c *Client) Cluster(ctx context.Context, name string) (status.HeartbeatRecord, error) {
+func (c *Client) Cluster(ctx context.Context, name string) (Heartbeat, error) {
 	if c.statuses == nil {
-		return status.HeartbeatRecord{}, fmt.Errorf("heartbeat of %s: %w", name, bus.ErrNotFound)
+		return Heartbeat{}, fmt.Errorf("heartbeat of %s: %w", name, bus.ErrNotFound)
 	}
-	return c.statuses.Heartbeat(ctx, name)
+	hb, err := c.statuses.Heartbeat(ctx, name)
+	if err != nil {
+		return Heartbeat{}, err
+	}
+	return *heartbeatOf(&hb), nil
 }
 
 // serverNow is the NATS server's clock as last measured on a heartbeat
@@ -256,9 +277,14 @@ func (c *Client) serverNow() time.Time {
 }
 
 // Clusters returns the live heartbeats, by cluster name.
-func (c *Client) Clusters(ctx context.Context) (map[string]status.HeartbeatRecord, error) {
+func (c *Client) Clusters(ctx context.Context) (map[string]Heartbeat, error) {
+	out := map[string]Heartbeat{}
 	if c.statuses == nil {
-		return map[string]status.HeartbeatRecord{}, nil
+		return out, nil
 	}
-	return c.statuses.Heartbeats(ctx)
+	beats, err := c.statuses.Heartbeats(ctx)
+	for name, hb := range beats {
+		out[name] = *heartbeatOf(&hb)
+	}
+	return out, err
 }

@@ -6,8 +6,9 @@ import (
 	"log"
 	"os"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/api/decode"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/client"
 )
@@ -27,13 +28,13 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer srv.Shutdown(ctx)
-	conn, err := bus.Connect(ctx, bus.Config{URLs: []string{srv.ClientURL()}}, nil)
+	nc, err := nats.Connect(srv.ClientURL())
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer conn.Close()
+	defer nc.Close()
 
-	c, err := client.New(ctx, conn, client.Config{Create: true})
+	c, err := client.New(ctx, nc, client.Config{Create: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -70,11 +71,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	now, err := decode.Component(e.Value)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("rolled back to revision %d as revision %d: %s\n", rb.Target, rb.Revision, now.Spec.Image)
+	fmt.Printf("rolled back to revision %d as revision %d: %s\n", rb.Target, rb.Revision, e.Component.Spec.Image)
 	// Output:
 	// publish resizer:1.0.0: created, revision 1
 	// publish resizer:1.1.0: configured, revision 2

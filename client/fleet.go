@@ -10,7 +10,6 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/fleet"
-	"github.com/tinyctl/tinyctl/bus/status"
 )
 
 // ClusterRow is one cluster as `tinyctl clusters` shows it: its identity
@@ -29,7 +28,7 @@ type ClusterRow struct {
 	// (the heartbeat's ClusterID).
 	ClusterID string `json:"clusterID,omitempty"`
 	// Conflict says that the cluster's controller found another
-	// Kubernetes cluster using its name (status.NameConflict): the row may
+	// Kubernetes cluster using its name: the row may
 	// mix the two clusters' records.
 	Conflict string `json:"conflict,omitempty"`
 	// Placed counts the components with a status record from this
@@ -43,14 +42,14 @@ type ClusterRow struct {
 	Behind   int `json:"behind"`
 	// Member is how the fleet hub gathers the cluster's records (nil: the
 	// cluster has not joined, or this is no hub).
-	Member *fleet.Member `json:"member,omitempty"`
+	Member *Member `json:"member,omitempty"`
 }
 
 // ClusterRows returns one row per cluster known from a heartbeat, a status
 // record or the fleet membership, sorted by name.
-func ClusterRows(snap Snapshot, beats map[string]status.HeartbeatRecord, members []fleet.Member, now time.Time) []ClusterRow {
+func ClusterRows(snap Snapshot, beats map[string]Heartbeat, members []Member, now time.Time) []ClusterRow {
 	latest := map[string]uint64{}
-	for _, e := range snap.Specs {
+	for _, e := range snap.Components {
 		latest[e.Key] = e.Revision
 	}
 	rows := map[string]*ClusterRow{}
@@ -62,7 +61,7 @@ func ClusterRows(snap Snapshot, beats map[string]status.HeartbeatRecord, members
 	}
 	for name, hb := range beats {
 		r := row(name)
-		r.Labels, r.LastHeartbeat, r.Stale = hb.Labels, hb.Received, status.Stale(&hb, now)
+		r.Labels, r.LastHeartbeat, r.Stale = hb.Labels, hb.Received, stale(&hb, now)
 		r.ClusterID, r.Conflict = hb.ClusterID, hb.Conflict
 	}
 	for _, rec := range snap.Statuses {
@@ -93,11 +92,12 @@ func ClusterRows(snap Snapshot, beats map[string]status.HeartbeatRecord, members
 
 // Members returns the clusters whose records this hub gathers (none when
 // the status bucket gathers from no cluster: no hub).
-func (c *Client) Members(ctx context.Context) ([]fleet.Member, error) {
+func (c *Client) Members(ctx context.Context) ([]Member, error) {
 	if c.statuses == nil {
 		return nil, nil
 	}
-	return fleet.Members(ctx, c.conn, c.fleetBuckets())
+	ms, err := fleet.Members(ctx, c.conn, c.fleetBuckets())
+	return membersOf(ms), err
 }
 
 // Join makes this hub gather the status records and heartbeats of cluster

@@ -7,10 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/tinyctl/tinyctl/api/decode"
-
-	"github.com/tinyctl/tinyctl/bus/kv"
 )
 
 // maxChangedPaths is how many changed field paths a summary names before
@@ -20,8 +16,9 @@ const maxChangedPaths = 3
 // Change describes one revision of a component's history.
 type Change struct {
 	Revision uint64
-	Op       kv.Op
-	Time     time.Time
+	// Operation is "put", "delete" or "purge" (Revision.Operation).
+	Operation string
+	Time      time.Time
 	// Image is the revision's image, "" for markers, "<invalid>" for a
 	// value that does not decode.
 	Image string
@@ -36,14 +33,14 @@ type Change struct {
 // is the number of revisions the bucket keeps per key: when hist is that
 // long its first revision may not be the first ever, and is summarised as
 // "oldest kept revision" instead of "created".
-func Changes(hist []kv.Entry, history int) []Change {
+func Changes(hist []Revision, history int) []Change {
 	out := make([]Change, 0, len(hist))
 	for i, e := range hist {
-		c := Change{Revision: e.Revision, Op: e.Op, Time: e.Created}
-		switch {
-		case e.Op == kv.OpDelete:
+		c := Change{Revision: e.Revision, Operation: e.Operation, Time: e.Created}
+		switch e.Operation {
+		case opDelete:
 			c.Summary = "deleted"
-		case e.Op == kv.OpPurge:
+		case opPurge:
 			c.Summary = "purged"
 		default:
 			c.Image, c.Summary = putSummary(hist, i, history)
@@ -54,18 +51,17 @@ func Changes(hist []kv.Entry, history int) []Change {
 }
 
 // putSummary returns the image of the put hist[i] and what it changed.
-func putSummary(hist []kv.Entry, i, history int) (image, summary string) {
-	comp, err := decode.Component(hist[i].Value)
-	if err != nil {
+func putSummary(hist []Revision, i, history int) (image, summary string) {
+	if err := hist[i].Err; err != nil {
 		return "<invalid>", "invalid: " + firstLine(err.Error())
 	}
-	image = comp.Spec.Image
+	image = hist[i].Component.Spec.Image
 	switch {
 	case i == 0 && len(hist) >= history:
 		return image, "oldest kept revision"
 	case i == 0:
 		return image, "created"
-	case hist[i-1].Op != kv.OpPut:
+	case hist[i-1].Operation != opPut:
 		return image, "re-created"
 	}
 	paths := changedPaths(hist[i-1].Value, hist[i].Value)

@@ -20,8 +20,8 @@ func TestChangesSummariseEachRevision(t *testing.T) {
 		entry(5, kv.OpDelete, ""), entry(6, kv.OpPut, v1), entry(7, kv.OpPut, "image: [oops"),
 	}
 	var got []string
-	for _, c := range Changes(hist, 16) {
-		got = append(got, c.Op.String()+" "+c.Image+" "+c.Summary)
+	for _, c := range Changes(revisionsOf(hist), 16) {
+		got = append(got, c.Operation+" "+c.Image+" "+c.Summary)
 	}
 	want := []string{
 		"put acme/resizer:1.0.0 created",
@@ -35,7 +35,7 @@ func TestChangesSummariseEachRevision(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
-	if first := Changes(hist[:2], 2)[0].Summary; first != "oldest kept revision" {
+	if first := Changes(revisionsOf(hist[:2]), 2)[0].Summary; first != "oldest kept revision" {
 		t.Errorf("first of a full history: %q, want oldest kept revision", first)
 	}
 }

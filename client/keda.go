@@ -1,11 +1,6 @@
 package client
 
-import (
-	"encoding/json"
-
-	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/api/cluster"
-)
+import "github.com/tinyctl/tinyctl/api/cluster"
 
 // WithoutKEDA returns the rows, of those given, whose component asks to be
 // scaled (spec.scaling) in a cluster whose controller reports, in a live
@@ -15,9 +10,8 @@ import (
 // could not tell are left out.
 func WithoutKEDA(snap Snapshot, rows []Row) []Row {
 	scaled := map[string]bool{}
-	for _, e := range snap.Specs {
-		var c api.Component
-		if json.Unmarshal(e.Value, &c) == nil && c.Spec.Scaling != nil {
+	for _, e := range snap.Components {
+		if e.Err == nil && e.Component.Spec.Scaling != nil {
 			scaled[e.Key] = true
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus/kv"
-	"github.com/tinyctl/tinyctl/bus/status"
 )
 
 // TestWithoutKEDAPicksScaledComponentsInClustersReportingNoOperator checks
@@ -17,7 +16,7 @@ import (
 func TestWithoutKEDAPicksScaledComponentsInClustersReportingNoOperator(t *testing.T) {
 	scaled := []byte(`{"spec":{"image":"a","scaling":{"maxReplicas":3}}}`)
 	plain := []byte(`{"spec":{"image":"a","replicas":2}}`)
-	keda := func(r status.Record, s cluster.KEDAState) status.Record {
+	keda := func(r StatusRecord, s cluster.KEDAState) StatusRecord {
 		if r.Heartbeat != nil {
 			hb := *r.Heartbeat
 			hb.KEDA = s
@@ -26,8 +25,8 @@ func TestWithoutKEDAPicksScaledComponentsInClustersReportingNoOperator(t *testin
 		return r
 	}
 	snap := Snapshot{
-		Specs: []kv.Entry{{Key: "m.scaled", Revision: 1, Value: scaled}, {Key: "m.plain", Revision: 2, Value: plain}},
-		Statuses: []status.Record{
+		Components: revisionsOf([]kv.Entry{{Key: "m.scaled", Revision: 1, Value: scaled}, {Key: "m.plain", Revision: 2, Value: plain}}),
+		Statuses: []StatusRecord{
 			keda(record("m.scaled", "absent", 1, api.ConditionTrue, true), cluster.KEDAAbsent),
 			keda(record("m.plain", "absent", 2, api.ConditionTrue, true), cluster.KEDAAbsent),
 			keda(record("m.scaled", "running", 1, api.ConditionTrue, true), cluster.KEDARunning),

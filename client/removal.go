@@ -5,11 +5,9 @@ import (
 	"io"
 	"slices"
 
-	"github.com/tinyctl/tinyctl/api/decode"
 	"github.com/tinyctl/tinyctl/api/validate"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -32,11 +30,12 @@ type Removal struct {
 	Problem error
 }
 
-// PlanRemoval works out what deleting the component stored in e removes,
+// PlanRemoval works out what deleting the component whose latest revision
+// is e removes,
 // rendering it for the default cluster to name its children. It never
 // fails: a value that does not decode or render yields the children the
 // key implies and a Problem.
-func PlanRemoval(e kv.Entry) Removal {
+func PlanRemoval(e Revision) Removal {
 	ns, name, err := api.ParseKey(e.Key)
 	r := Removal{Key: e.Key, Revision: e.Revision, StreamPolicy: api.Retain,
 		Stream: render.StreamName(ns, name), Consumer: render.ConsumerName(ns, name)}
@@ -61,12 +60,11 @@ func withSecret(objs []string, ns, name string) []string {
 }
 
 // children renders the stored value and names its Kubernetes objects.
-func children(e kv.Entry) ([]string, string, error) {
-	c, err := decode.Component(e.Value)
-	if err != nil {
-		return nil, "", err
+func children(e Revision) ([]string, string, error) {
+	if e.Err != nil {
+		return nil, "", e.Err
 	}
-	c, err = validate.Normalize(c)
+	c, err := validate.Normalize(e.Component)
 	if err != nil {
 		return nil, "", err
 	}

@@ -49,7 +49,7 @@ func TestRemovalNamesChildrenAndStreamPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := PlanRemoval(entry(7, kv.OpPut, tt.value))
+			r := PlanRemoval(revisionOf(entry(7, kv.OpPut, tt.value)))
 			var b bytes.Buffer
 			r.Describe(&b, tt.purge)
 			if diff := cmp.Diff(tt.wantLines, strings.Split(strings.TrimSpace(b.String()), "\n")); diff != "" {

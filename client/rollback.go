@@ -36,13 +36,13 @@ type RollbackResult struct {
 	Unchanged bool
 }
 
-// Target picks the revision of hist (oldest first, as History returns it)
+// target picks the revision of hist (oldest first, as History returns it)
 // that a rollback restores. With to > 0 it is that revision, which must be
 // a put. With to == 0 it is the most recent put before the latest one
 // whose value differs from the latest value; when the latest revision is a
 // delete or purge marker, it is the last put (the rollback undeletes). It
 // returns an error wrapping ErrNoTarget when there is none.
-func Target(hist []kv.Entry, to uint64) (kv.Entry, error) {
+func target(hist []kv.Entry, to uint64) (kv.Entry, error) {
 	if len(hist) == 0 {
 		return kv.Entry{}, fmt.Errorf("%w: the component has no history", ErrNoTarget)
 	}
@@ -83,7 +83,7 @@ func revisions(hist []kv.Entry) string {
 	return strings.Join(out, ", ")
 }
 
-// rollback re-publishes the value of a revision of key (chosen by Target
+// rollback re-publishes the value of a revision of key (chosen by target
 // from to) as a new revision, unless the key's latest revision already
 // holds that value. A write racing with it makes it fail with a
 // *ConflictError rather than overwrite. A key without history returns an
@@ -94,16 +94,16 @@ func rollback(ctx context.Context, s rollbackStore, key string, to uint64) (Roll
 	if err != nil {
 		return res, fmt.Errorf("read history of component %s: %w", key, err)
 	}
-	target, err := Target(hist, to)
+	pick, err := target(hist, to)
 	if err != nil {
 		return res, fmt.Errorf("roll back component %s: %w", key, err)
 	}
-	res.Target = target.Revision
-	if latest := hist[len(hist)-1]; latest.Op == kv.OpPut && bytes.Equal(latest.Value, target.Value) {
+	res.Target = pick.Revision
+	if latest := hist[len(hist)-1]; latest.Op == kv.OpPut && bytes.Equal(latest.Value, pick.Value) {
 		res.Unchanged, res.Revision = true, latest.Revision
 		return res, nil
 	}
-	res.Revision, err = s.Rollback(ctx, key, target.Revision)
+	res.Revision, err = s.Rollback(ctx, key, pick.Revision)
 	var mismatch *bus.RevisionMismatchError
 	if errors.As(err, &mismatch) {
 		return res, &ConflictError{Key: key, Expected: mismatch.Expected, Current: mismatch.Current}

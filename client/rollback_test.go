@@ -29,7 +29,7 @@ func TestTargetPicksTheRevisionToRestore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Target(tt.hist, tt.to)
+			got, err := target(tt.hist, tt.to)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr || !errors.Is(err, ErrNoTarget) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)

@@ -8,21 +8,16 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/reasons"
-	"github.com/tinyctl/tinyctl/bus/kv"
-	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/client/progress"
 )
 
-// ReasonNotReconciled is the reason shown for a component no cluster has
-// reported a status for.
-const ReasonNotReconciled = progress.ReasonNotReconciled
-
 // Snapshot is what the buckets held at one moment.
 type Snapshot struct {
-	// Specs are the latest values of the components (no delete markers).
-	Specs []kv.Entry
+	// Components are the latest revisions of the components (no delete
+	// markers), sorted by key.
+	Components []Revision
 	// Statuses are every status record, each judged stale or not.
-	Statuses []status.Record
+	Statuses []StatusRecord
 	// Now is the NATS server's clock as measured when the statuses were
 	// read (the reader's own before a heartbeat was read): the clock
 	// heartbeats are judged by, so ages shown from it are right even when
@@ -54,7 +49,7 @@ type Row struct {
 	LatestRevision uint64
 	// Status is the cluster's status record; nil for a component no
 	// cluster has reported on.
-	Status *status.Record
+	Status *StatusRecord
 }
 
 // Rows returns the selected rows of snap, sorted by key and cluster: one
@@ -62,7 +57,7 @@ type Row struct {
 // cluster has reported on.
 func Rows(snap Snapshot, sel Selector) []Row {
 	latest := map[string]uint64{}
-	for _, e := range snap.Specs {
+	for _, e := range snap.Components {
 		if sel.matches(e.Key) {
 			latest[e.Key] = e.Revision
 		}
@@ -146,19 +141,19 @@ func (r Row) Stalled() bool {
 	return ok && c.Status == api.ConditionTrue
 }
 
-// Orphaned reports whether the Orphaned condition is True: the cluster has
+// orphaned reports whether the Orphaned condition is True: the cluster has
 // children of a component whose spec is missing.
-func (r Row) Orphaned() bool {
+func (r Row) orphaned() bool {
 	c, ok := r.condition(api.ConditionOrphaned)
 	return ok && c.Status == api.ConditionTrue
 }
 
 // Reason returns why the row is in its state: Suspended, else the Ready
-// condition's reason, else the Orphaned one's, or ReasonNotReconciled
-// without a status.
+// condition's reason, else the Orphaned one's, or NotReconciled without a
+// status.
 func (r Row) Reason() string {
 	if r.Status == nil {
-		return ReasonNotReconciled
+		return progress.ReasonNotReconciled
 	}
 	return r.explain(func(c api.Condition) string { return c.Reason })
 }
@@ -210,7 +205,7 @@ func (r Row) condition(typ string) (api.Condition, bool) {
 func Orphans(snap Snapshot, sel Selector) []Row {
 	var out []Row
 	for _, r := range Rows(snap, sel) {
-		if r.Orphaned() {
+		if r.orphaned() {
 			out = append(out, r)
 		}
 	}

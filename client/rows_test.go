@@ -11,8 +11,6 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/cluster"
-	"github.com/tinyctl/tinyctl/bus/kv"
-	"github.com/tinyctl/tinyctl/bus/status"
 )
 
 var now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -20,19 +18,19 @@ var now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // stalledMark stands for Ready False with Stalled True in these tests.
 const stalledMark = "Stalled"
 
-func spec(key string, rev uint64) kv.Entry { return kv.Entry{Key: key, Revision: rev} }
+func spec(key string, rev uint64) Revision { return Revision{Key: key, Revision: rev, Operation: opPut} }
 
 // record is a status of key in cluster at observed, with the Ready status
 // ("Stalled" for a permanent failure), heartbeat live or not.
-func record(key, name string, observed uint64, ready api.ConditionStatus, live bool) status.Record {
+func record(key, name string, observed uint64, ready api.ConditionStatus, live bool) StatusRecord {
 	stalled := api.ConditionFalse
 	if string(ready) == stalledMark {
 		ready, stalled = api.ConditionFalse, api.ConditionTrue
 	}
-	r := status.Record{Status: api.Status{Component: key, Cluster: name, ObservedRevision: observed, UpdatedAt: now.Add(-time.Minute),
+	r := StatusRecord{Status: api.Status{Component: key, Cluster: name, ObservedRevision: observed, UpdatedAt: now.Add(-time.Minute),
 		Conditions: []api.Condition{{Type: api.ConditionReady, Status: api.ConditionStatus(ready), Reason: "R" + string(ready)}, {Type: api.ConditionStalled, Status: stalled}}}}
 	if live {
-		r.Heartbeat = &status.HeartbeatRecord{Heartbeat: cluster.Heartbeat{Cluster: name, TTLSeconds: 30}, Received: now.Add(-10 * time.Second)}
+		r.Heartbeat = &Heartbeat{Heartbeat: cluster.Heartbeat{Cluster: name, TTLSeconds: 30}, Received: now.Add(-10 * time.Second)}
 	} else {
 		r.Stale = true
 	}
@@ -54,8 +52,8 @@ func summary(rows []Row) string {
 
 func TestRows(t *testing.T) {
 	snap := Snapshot{
-		Specs: []kv.Entry{spec("media.resizer", 5), spec("media.cropper", 2), spec("web.hook", 7)},
-		Statuses: []status.Record{
+		Components: []Revision{spec("media.resizer", 5), spec("media.cropper", 2), spec("web.hook", 7)},
+		Statuses: []StatusRecord{
 			record("media.resizer", "west", 4, api.ConditionFalse, false),
 			record("media.resizer", "east", 5, api.ConditionTrue, true),
 			record("media.gone", "east", 3, stalledMark, true),
@@ -91,10 +89,10 @@ func TestRows(t *testing.T) {
 }
 
 func TestOrphansAreTheRowsReportedOrphaned(t *testing.T) {
-	orphan := status.Record{Status: api.Status{Component: "media.gone", Cluster: "east", Conditions: []api.Condition{
+	orphan := StatusRecord{Status: api.Status{Component: "media.gone", Cluster: "east", Conditions: []api.Condition{
 		{Type: api.ConditionOrphaned, Status: api.ConditionTrue, Reason: "SpecMissing", Message: "kept", LastTransitionTime: now.Add(-time.Hour)},
 	}, Children: []api.Child{{Kind: "Deployment", Namespace: "media", Name: "gone"}, {Kind: "Stream", Name: "tinyctl_media_gone"}}}}
-	snap := Snapshot{Statuses: []status.Record{record("media.resizer", "east", 5, api.ConditionTrue, true), orphan}}
+	snap := Snapshot{Statuses: []StatusRecord{record("media.resizer", "east", 5, api.ConditionTrue, true), orphan}}
 	rows := Orphans(snap, Selector{})
 	if len(rows) != 1 || rows[0].Key != "media.gone" || rows[0].Reason() != "SpecMissing" || !rows[0].OrphanedSince().Equal(now.Add(-time.Hour)) {
 		t.Fatalf("orphans = %s", summary(rows))
@@ -125,7 +123,7 @@ func TestNextExpiryIsWhenTheFirstLiveHeartbeatLapses(t *testing.T) {
 func TestSameRowsIgnoresHeartbeatRenewalsOnly(t *testing.T) {
 	a := record("media.a", "east", 1, api.ConditionTrue, true)
 	renewed := a
-	renewed.Heartbeat = &status.HeartbeatRecord{Heartbeat: a.Heartbeat.Heartbeat, Revision: 9, Received: now}
+	renewed.Heartbeat = &Heartbeat{Heartbeat: a.Heartbeat.Heartbeat, Received: now}
 	lapsed := a
 	lapsed.Stale = true
 	newer := a

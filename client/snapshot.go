@@ -9,16 +9,19 @@ import (
 // record, judged stale or not by the client's clock.
 func (s *Client) Snapshot(ctx context.Context) (Snapshot, error) {
 	var snap Snapshot
-	var err error
 	if s.specs != nil {
-		if snap.Specs, err = s.specs.List(ctx); err != nil {
+		es, err := s.specs.List(ctx)
+		if err != nil {
 			return Snapshot{}, fmt.Errorf("read specs: %w", err)
 		}
+		snap.Components = revisionsOf(es)
 	}
 	if s.statuses != nil {
-		if snap.Statuses, err = s.statuses.List(ctx); err != nil {
+		rs, err := s.statuses.List(ctx)
+		if err != nil {
 			return Snapshot{}, fmt.Errorf("read statuses: %w", err)
 		}
+		snap.Statuses = recordsOf(rs)
 	}
 	snap.Now = s.serverNow()
 	return snap, nil

@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"time"
 
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/client/progress"
 )
@@ -75,9 +78,37 @@ func (s *Client) progress(ctx context.Context, targets []progress.Target, cond s
 	if err != nil {
 		return nil, err
 	}
+	var live []cluster.Identity
+	for _, name := range slices.Sorted(maps.Keys(beats)) {
+		if hb := beats[name]; !stale(&hb, snap.Now) {
+			live = append(live, cluster.Identity{Name: name, Labels: hb.Labels})
+		}
+	}
 	out := make([]progress.Progress, 0, len(targets))
 	for _, t := range targets {
-		out = append(out, progress.Of(snap.Specs, snap.Statuses, beats, t, cond, snap.Now))
+		out = append(out, progress.Of(latestOf(snap, t.Key), reportsOn(snap, t.Key), live, t, cond))
 	}
 	return out, nil
+}
+
+// latestOf is the latest value of the component under key (zero when it
+// has none, or it does not decode).
+func latestOf(snap Snapshot, key string) api.Component {
+	for _, e := range snap.Components {
+		if e.Key == key && e.Err == nil {
+			return e.Component
+		}
+	}
+	return api.Component{}
+}
+
+// reportsOn are the readable status records of the component under key.
+func reportsOn(snap Snapshot, key string) []api.Status {
+	var out []api.Status
+	for _, r := range snap.Statuses {
+		if r.Component == key && r.Err == nil {
+			out = append(out, r.Status)
+		}
+	}
+	return out
 }

@@ -121,8 +121,7 @@ func nextExpiry(rows []Row, now time.Time) time.Duration {
 		if r.Status == nil || r.Stale() || r.Status.Heartbeat == nil {
 			continue
 		}
-		hb := r.Status.Heartbeat
-		d := hb.Received.Add(hb.TTL()).Sub(now) + expiryMargin
+		d := r.Status.Heartbeat.Expires().Sub(now) + expiryMargin
 		if d > 0 && (next == 0 || d < next) {
 			next = d
 		}

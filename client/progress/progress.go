@@ -5,17 +5,12 @@ package progress
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/cluster"
-	"github.com/tinyctl/tinyctl/api/decode"
 	"github.com/tinyctl/tinyctl/api/reasons"
-	"github.com/tinyctl/tinyctl/bus/kv"
-	"github.com/tinyctl/tinyctl/bus/status"
 )
 
 // Reasons given for a cluster that has not reported the revision, and for
@@ -61,21 +56,21 @@ type Cluster struct {
 	Reason, Message string
 }
 
-// Of judges t by the latest specs and the status records: which live clusters (beats, judged at
-// now) its placement selects, and whether each reports condition cond True
-// at its revision.
-func Of(specs []kv.Entry, statuses []status.Record, beats map[string]status.HeartbeatRecord, t Target, cond string, now time.Time) Progress {
+// Of judges t by the component's latest value (latest: its placement),
+// the status records the clusters wrote of it and the clusters that are
+// live: which of them its placement selects, and whether each reports
+// condition cond True at its revision.
+func Of(latest api.Component, records []api.Status, live []cluster.Identity, t Target, cond string) Progress {
 	p := Progress{Target: t}
-	placed := placedOn(specs, beats, t.Key, now)
-	records := map[string]*status.Record{}
-	for i := range statuses {
-		if r := &statuses[i]; r.Component == t.Key && r.Err == nil {
-			records[r.Cluster] = r
+	byCluster := map[string]*api.Status{}
+	for i := range records {
+		if r := &records[i]; r.Component == t.Key {
+			byCluster[r.Cluster] = r
 		}
 	}
-	for _, name := range placed {
+	for _, name := range placedOn(latest, live) {
 		c := Cluster{Cluster: name}
-		rec := records[name]
+		rec := byCluster[name]
 		switch {
 		case rec == nil:
 			c.Reason, c.Message = ReasonNotReconciled, "no status reported yet"
@@ -85,8 +80,8 @@ func Of(specs []kv.Entry, statuses []status.Record, beats map[string]status.Hear
 		default:
 			c.ObservedRevision = rec.ObservedRevision
 			c.Met = rec.IsTrue(cond)
-			c.Reason, c.Message = why(rec.Status, cond)
-			p.Failed = p.Failed || hopeless(rec.Status)
+			c.Reason, c.Message = why(*rec, cond)
+			p.Failed = p.Failed || hopeless(*rec)
 		}
 		p.Clusters = append(p.Clusters, c)
 	}
@@ -94,22 +89,16 @@ func Of(specs []kv.Entry, statuses []status.Record, beats map[string]status.Hear
 	return p
 }
 
-// placedOn returns the live clusters the placement of the component under
-// key selects, sorted.
-func placedOn(specs []kv.Entry, beats map[string]status.HeartbeatRecord, key string, now time.Time) []string {
-	var comp api.Component
-	for _, e := range specs {
-		if e.Key == key {
-			comp, _ = decode.Component(e.Value)
-		}
-	}
+// placedOn returns the clusters of live that comp's placement selects,
+// sorted.
+func placedOn(comp api.Component, live []cluster.Identity) []string {
 	var out []string
-	for _, name := range slices.Sorted(maps.Keys(beats)) {
-		hb := beats[name]
-		if !status.Stale(&hb, now) && (cluster.Identity{Name: name, Labels: hb.Labels}).Places(comp) {
-			out = append(out, name)
+	for _, id := range live {
+		if id.Places(comp) {
+			out = append(out, id.Name)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
@@ -101,7 +100,7 @@ func (d *deleteOptions) confirm(cmd *cobra.Command, o *options, what string) err
 
 // remove writes the delete (or purge) marker, only if the component is
 // still at the revision that was shown.
-func (d *deleteOptions) remove(ctx context.Context, o *options, namespace, name string, e kv.Entry) error {
+func (d *deleteOptions) remove(ctx context.Context, o *options, namespace, name string, e client.Revision) error {
 	s, err := o.open(ctx, "", false)
 	if err != nil {
 		return err

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
@@ -97,22 +96,22 @@ func (g *getOptions) one(ctx context.Context, o *options, name string) error {
 
 // getEntry reads the latest value of key, or says component name does not
 // exist.
-func (o *options) getEntry(ctx context.Context, name string) (kv.Entry, error) {
+func (o *options) getEntry(ctx context.Context, name string) (client.Revision, error) {
 	s, err := o.open(ctx, "", false)
 	if err != nil {
-		return kv.Entry{}, err
+		return client.Revision{}, err
 	}
 	defer s.Close()
 	e, err := s.Get(ctx, o.namespace, name)
 	if errors.Is(err, client.ErrNotFound) {
-		return kv.Entry{}, o.notFound(name)
+		return client.Revision{}, o.notFound(name)
 	}
 	return e, err
 }
 
 // printStored prints a stored component as YAML or JSON. A value that does
 // not decode is printed as stored, with a warning.
-func (o *options) printStored(e kv.Entry, f cli.Format) error {
+func (o *options) printStored(e client.Revision, f cli.Format) error {
 	c, err := decode.Component(e.Value)
 	if err != nil {
 		o.warn(fmt.Sprintf("component %s revision %d is not a valid component, shown as stored: %v", e.Key, e.Revision, err))
@@ -139,7 +138,7 @@ func componentTable(o *options) *cli.Table {
 	return cli.NewTable(o.out, "NAMESPACE", "NAME", "IMAGE", "SCALING", "REVISION", "AGE")
 }
 
-func componentRow(t *cli.Table, o *options, e kv.Entry) {
+func componentRow(t *cli.Table, o *options, e client.Revision) {
 	ns, name, err := api.ParseKey(e.Key)
 	if err != nil {
 		ns, name = "<invalid key>", e.Key

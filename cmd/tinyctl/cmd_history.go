@@ -58,7 +58,7 @@ func history(ctx context.Context, o *options, s *session, name string, f cli.For
 	}
 	t := cli.NewTable(o.out, "REVISION", "OP", "AGE", "IMAGE", "CHANGE")
 	for _, c := range client.Changes(hist, s.KeptRevisions()) {
-		t.Row(strconv.FormatUint(c.Revision, 10), c.Op.String(), cli.Age(c.Time, o.now()), orDash(c.Image), c.Summary)
+		t.Row(strconv.FormatUint(c.Revision, 10), c.Operation, cli.Age(c.Time, o.now()), orDash(c.Image), c.Summary)
 	}
 	return t.Flush()
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
@@ -69,7 +69,7 @@ func listRun(ctx context.Context, o *options, output string, all bool) error {
 
 // listEntries returns the latest value of every component of the selected
 // namespace, or of all namespaces, sorted by key.
-func (o *options) listEntries(ctx context.Context, all bool) ([]kv.Entry, error) {
+func (o *options) listEntries(ctx context.Context, all bool) ([]client.Revision, error) {
 	s, err := o.open(ctx, "", false)
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func (o *options) listEntries(ctx context.Context, all bool) ([]kv.Entry, error)
 	if err != nil || all {
 		return entries, err
 	}
-	var out []kv.Entry
+	var out []client.Revision
 	for _, e := range entries {
 		if ns, _, err := api.ParseKey(e.Key); err == nil && ns == o.namespace {
 			out = append(out, e)

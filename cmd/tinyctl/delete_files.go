@@ -9,7 +9,6 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/decode"
-	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/manifest"
 )
@@ -28,7 +27,7 @@ func (d *deleteOptions) runFiles(cmd *cobra.Command, o *options) error {
 		cancel()
 		return err
 	}
-	entries := make([]kv.Entry, len(metas))
+	entries := make([]client.Revision, len(metas))
 	for i, m := range metas {
 		if entries[i], err = s.Get(ctx, m.Namespace, m.Name); errors.Is(err, client.ErrNotFound) {
 			err = fmt.Errorf("component %q not found in namespace %q; nothing was deleted", m.Name, m.Namespace)

@@ -70,11 +70,12 @@ func (o *options) progress(msg string) *cli.Progress {
 }
 
 // connect opens a NATS connection from the flags, environment and NATS
-// context, telling a user on a terminal what it waits for after a second.
-func (o *options) connect(ctx context.Context) (*bus.Conn, error) {
+// context, telling a user on a terminal what it waits for after a second,
+// and returns the settings it used.
+func (o *options) connect(ctx context.Context) (*bus.Conn, bus.Config, error) {
 	cfg, err := o.nats.Config(o.getenv)
 	if err != nil {
-		return nil, err
+		return nil, cfg, err
 	}
 	p := o.progress("connecting to NATS at " + strings.Join(cfg.URLs, ","))
 	defer p.Stop()
@@ -82,9 +83,9 @@ func (o *options) connect(ctx context.Context) (*bus.Conn, error) {
 	defer cancel()
 	conn, err := bus.Connect(cctx, cfg, nil)
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-		return nil, fmt.Errorf("%w\nIs NATS running there? Point --nats-url (or TINYCTL_NATS_URL) at it, or start everything locally with: go run ./cmd/tinyctl dev", err)
+		return nil, cfg, fmt.Errorf("%w\nIs NATS running there? Point --nats-url (or TINYCTL_NATS_URL) at it, or start everything locally with: go run ./cmd/tinyctl dev", err)
 	}
-	return conn, err
+	return conn, cfg, err
 }
 
 // connectTimeout bounds the first connection of a CLI command: a server
@@ -109,12 +110,13 @@ func (o *options) open(ctx context.Context, statusBucket string, create bool) (*
 	if err != nil {
 		return nil, err
 	}
-	conn, err := o.connect(ctx)
+	conn, cfg, err := o.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(ctx, conn, client.Config{
+	c, err := client.New(ctx, conn.NATS(), client.Config{
 		SpecBucket: o.nats.Bucket, StatusBucket: statusBucket, Create: create, Now: o.now, Namespace: scope,
+		JetStreamDomain: cfg.JetStreamDomain,
 	})
 	if err != nil {
 		conn.Close()

@@ -9,7 +9,7 @@ import (
 	"github.com/tinyctl/tinyctl/api/defaults"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/client"
 )
 
 // Kinds of the list objects that -o json|yaml prints.
@@ -54,14 +54,14 @@ func NewList(kind string, items []Item) List {
 
 // NewItem describes a stored revision. A put whose value does not decode
 // gets Error instead of Component.
-func NewItem(e kv.Entry) Item {
-	it := Item{Key: e.Key, Revision: e.Revision, Operation: e.Op.String(), Time: e.Created.UTC()}
-	if e.Op != kv.OpPut {
+func NewItem(e client.Revision) Item {
+	it := Item{Key: e.Key, Revision: e.Revision, Operation: e.Operation, Time: e.Created.UTC()}
+	if e.Operation != "put" {
 		return it
 	}
-	c, err := decode.Component(e.Value)
+	err := e.Err
 	if err == nil {
-		it.Component, err = api.Canonical(c)
+		it.Component, err = api.Canonical(e.Component)
 	}
 	if err != nil {
 		it.Component, it.Error = nil, err.Error()

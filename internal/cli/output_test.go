@@ -8,7 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tinyctl/tinyctl/bus/kv"
+	"github.com/tinyctl/tinyctl/api/decode"
+	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
@@ -73,16 +74,20 @@ func TestStyleIsPlainOffATerminal(t *testing.T) {
 func TestNewItemDescribesRevisions(t *testing.T) {
 	at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.FixedZone("x", 3600))
 	valid := `{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"a"},"spec":{"image":"a:1","jobs":{"subjects":["j.a"]}}}`
+	stored := func(rev uint64, value string) client.Revision {
+		c, err := decode.Component([]byte(value))
+		return client.Revision{Key: "default.a", Revision: rev, Operation: "put", Created: at, Value: []byte(value), Component: c, Err: err}
+	}
 	tests := []struct {
 		name  string
-		entry kv.Entry
+		entry client.Revision
 		want  string
 	}{
-		{"a put", kv.Entry{Key: "default.a", Revision: 3, Op: kv.OpPut, Created: at, Value: []byte(valid)},
+		{"a put", stored(3, valid),
 			`{"key":"default.a","revision":3,"operation":"put","time":"2025-06-01T11:00:00Z","component":` + valid + `}`},
-		{"a delete marker", kv.Entry{Key: "default.a", Revision: 4, Op: kv.OpDelete, Created: at},
+		{"a delete marker", client.Revision{Key: "default.a", Revision: 4, Operation: "delete", Created: at},
 			`{"key":"default.a","revision":4,"operation":"delete","time":"2025-06-01T11:00:00Z"}`},
-		{"a value that does not decode", kv.Entry{Key: "default.a", Revision: 5, Op: kv.OpPut, Created: at, Value: []byte(`{"spec":1}`)},
+		{"a value that does not decode", stored(5, `{"spec":1}`),
 			`{"key":"default.a","revision":5,"operation":"put","time":"2025-06-01T11:00:00Z","error":"decode component: spec: must be an object, not a number"}`},
 	}
 	for _, tt := range tests {

@@ -226,7 +226,7 @@ func publishExamples(ctx context.Context, o Options, url string, images map[stri
 		return nil, err
 	}
 	defer conn.Close()
-	pub, err := client.New(ctx, conn, client.Config{Create: true})
+	pub, err := client.New(ctx, conn.NATS(), client.Config{Create: true})
 	if err != nil {
 		return nil, err
 	}

@@ -120,7 +120,7 @@ func joinAll(ctx context.Context, hubURL string, members []*member) error {
 		return err
 	}
 	defer conn.Close()
-	c, err := client.New(ctx, conn, client.Config{Create: true})
+	c, err := client.New(ctx, conn.NATS(), client.Config{Create: true})
 	if err != nil {
 		return err
 	}

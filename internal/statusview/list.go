@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/client"
 )
 
@@ -85,7 +84,7 @@ func newStatusItem(r client.Row) StatusItem {
 	return it
 }
 
-func heartbeatInfo(hb *status.HeartbeatRecord) *HeartbeatInfo {
+func heartbeatInfo(hb *client.Heartbeat) *HeartbeatInfo {
 	if hb == nil {
 		return nil
 	}

@@ -7,8 +7,6 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/cluster"
-	"github.com/tinyctl/tinyctl/bus/kv"
-	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
@@ -17,13 +15,13 @@ var now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // reported is cluster's status of key at observed with Ready ready,
 // written a minute ago; live says the cluster's heartbeat is live.
-func reported(key, name string, observed uint64, ready api.ConditionStatus, live bool) status.Record {
-	r := status.Record{Status: api.Status{Component: key, Cluster: name, ObservedRevision: observed,
+func reported(key, name string, observed uint64, ready api.ConditionStatus, live bool) client.StatusRecord {
+	r := client.StatusRecord{Status: api.Status{Component: key, Cluster: name, ObservedRevision: observed,
 		UpdatedAt: now.Add(-time.Minute), Conditions: []api.Condition{
 			{Type: api.ConditionReady, Status: ready, Reason: "R" + string(ready)},
 			{Type: api.ConditionStalled, Status: api.ConditionFalse}}}}
 	if live {
-		r.Heartbeat = &status.HeartbeatRecord{Heartbeat: cluster.Heartbeat{Cluster: name, TTLSeconds: 30}, Received: now.Add(-10 * time.Second)}
+		r.Heartbeat = &client.Heartbeat{Heartbeat: cluster.Heartbeat{Cluster: name, TTLSeconds: 30}, Received: now.Add(-10 * time.Second)}
 	} else {
 		r.Stale = true
 	}
@@ -31,10 +29,10 @@ func reported(key, name string, observed uint64, ready api.ConditionStatus, live
 }
 
 func TestOrphanHintAndList(t *testing.T) {
-	orphan := status.Record{Status: api.Status{Component: "media.gone", Cluster: "east", Conditions: []api.Condition{
+	orphan := client.StatusRecord{Status: api.Status{Component: "media.gone", Cluster: "east", Conditions: []api.Condition{
 		{Type: api.ConditionOrphaned, Status: api.ConditionTrue, Reason: "SpecMissing", Message: "kept", LastTransitionTime: now.Add(-time.Hour)},
 	}, Children: []api.Child{{Kind: "Deployment", Namespace: "media", Name: "gone"}, {Kind: "Stream", Name: "tinyctl_media_gone"}}}}
-	rows := client.Orphans(client.Snapshot{Statuses: []status.Record{orphan}}, client.Selector{})
+	rows := client.Orphans(client.Snapshot{Statuses: []client.StatusRecord{orphan}}, client.Selector{})
 	want := "media.gone in cluster east: publish its spec again (tinyctl apply -f FILE) and the controller adopts these children, " +
 		"or delete them by hand: kubectl delete -n media deployment/gone; nats stream rm tinyctl_media_gone (deletes its queued jobs)"
 	if got := Hint(rows[0]); got != want {
@@ -47,8 +45,8 @@ func TestOrphanHintAndList(t *testing.T) {
 
 func ExampleWriteTable() {
 	snap := client.Snapshot{
-		Specs: []kv.Entry{{Key: "media.resizer", Revision: 5}, {Key: "media.cropper", Revision: 2}},
-		Statuses: []status.Record{
+		Components: []client.Revision{{Key: "media.resizer", Revision: 5, Operation: "put"}, {Key: "media.cropper", Revision: 2, Operation: "put"}},
+		Statuses: []client.StatusRecord{
 			reported("media.resizer", "east", 5, api.ConditionTrue, true),
 			reported("media.resizer", "west", 4, api.ConditionFalse, false),
 		},

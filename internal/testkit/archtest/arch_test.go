@@ -296,3 +296,96 @@ func TestNothingThatShipsImportsTheTestKit(t *testing.T) {
 		t.Errorf("no package under %s: the check recognises nothing", testKit)
 	}
 }
+
+// publicAPIs are the packages a Go program imports to drive tinyctl: what
+// they export must not show a transport type (bus/...), so that bus stays
+// free to change and callers never decode bytes themselves.
+var publicAPIs = []string{"client", "client/progress"}
+
+// TestThePublicClientShowsNoTransportType walks every exported name of
+// the public packages (functions' parameters and results, exported struct
+// fields, methods of exported types) for a type of bus/....
+func TestThePublicClientShowsNoTransportType(t *testing.T) {
+	seen := 0
+	for _, p := range modulePackages(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.PkgPath, module), "/")
+		if !slices.Contains(publicAPIs, rel) {
+			continue
+		}
+		seen++
+		scope := p.Types.Scope()
+		for _, name := range scope.Names() {
+			obj := scope.Lookup(name)
+			if !obj.Exported() {
+				continue
+			}
+			w := &typeWalk{seen: map[types.Type]bool{}}
+			w.walk(obj.Type())
+			if named, ok := obj.Type().(*types.Named); ok && isTypeName(obj) {
+				for m := range named.Methods() {
+					if m.Exported() {
+						w.walk(m.Type())
+					}
+				}
+			}
+			for _, bad := range w.transport {
+				t.Errorf("%s.%s shows the transport type %s", rel, name, bad)
+			}
+		}
+	}
+	if seen != len(publicAPIs) {
+		t.Errorf("found %d of the public packages %v: the check looked at too few", seen, publicAPIs)
+	}
+}
+
+// typeWalk collects the bus types a type shows.
+type typeWalk struct {
+	seen      map[types.Type]bool
+	transport []string
+}
+
+func (w *typeWalk) walk(t types.Type) {
+	if w.seen[t] {
+		return
+	}
+	w.seen[t] = true
+	switch t := t.(type) {
+	case *types.Named:
+		if pkg := t.Obj().Pkg(); pkg != nil && strings.HasPrefix(pkg.Path(), module+"/bus") {
+			w.transport = append(w.transport, pkg.Path()+"."+t.Obj().Name())
+			return
+		}
+		if pkg := t.Obj().Pkg(); pkg != nil && strings.HasPrefix(pkg.Path(), module+"/") {
+			w.walk(t.Underlying())
+		}
+	case *types.Pointer:
+		w.walk(t.Elem())
+	case *types.Slice:
+		w.walk(t.Elem())
+	case *types.Array:
+		w.walk(t.Elem())
+	case *types.Map:
+		w.walk(t.Key())
+		w.walk(t.Elem())
+	case *types.Chan:
+		w.walk(t.Elem())
+	case *types.Signature:
+		for v := range t.Params().Variables() {
+			w.walk(v.Type())
+		}
+		for v := range t.Results().Variables() {
+			w.walk(v.Type())
+		}
+	case *types.Struct:
+		for f := range t.Fields() {
+			if f.Exported() {
+				w.walk(f.Type())
+			}
+		}
+	}
+}
+
+func isTypeName(obj types.Object) bool {
+	_, ok := obj.(*types.TypeName)
+	return ok
+}

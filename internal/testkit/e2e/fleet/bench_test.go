@@ -41,7 +41,7 @@ func benchFleet(b *testing.B, n int) {
 	ctx := context.Background()
 	hub := startHub(b)
 	hubConn := natstest.BusConnect(b, bus.Config{URLs: []string{hub.ClientURL()}}, nil)
-	hubClient, err := client.New(ctx, hubConn, client.Config{Create: true})
+	hubClient, err := client.New(ctx, hubConn.NATS(), client.Config{Create: true})
 	testenv.Must(b, err)
 	for i := range n {
 		name := "leaf-" + strconv.Itoa(i)

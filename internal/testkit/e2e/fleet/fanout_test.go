@@ -47,7 +47,7 @@ func TestTwentyClustersEachGetTheirComponentsAndTheHubSeesAll(t *testing.T) {
 	ctx := testenv.Ctx(t, 10*time.Minute)
 	hub := startHub(t)
 	hubConn := natstest.BusConnect(t, bus.Config{URLs: []string{hub.ClientURL()}}, nil)
-	hubClient, err := client.New(ctx, hubConn, client.Config{Create: true})
+	hubClient, err := client.New(ctx, hubConn.NATS(), client.Config{Create: true})
 	testenv.Must(t, err)
 	revs := map[string]uint64{}
 	cs := kubes[1].Clientset(t)
@@ -128,7 +128,7 @@ func reportMissing(t *testing.T, hub *client.Client, leaves []*bus.Embedded, rev
 		ns, _, _ := strings.Cut(key, ".")
 		i, _ := strconv.Atoi(strings.TrimPrefix(ns, "fan-"))
 		conn := natstest.BusConnect(t, bus.Config{URLs: []string{leaves[i].ClientURL()}}, nil)
-		local, err := client.New(ctx, conn, client.Config{})
+		local, err := client.New(ctx, conn.NATS(), client.Config{})
 		if err != nil {
 			t.Logf("%s: the hub has revision %d, want %d; edge-%d: %v", key, at[key], rev, i, err)
 			continue
