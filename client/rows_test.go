@@ -18,7 +18,9 @@ var now = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // stalledMark stands for Ready False with Stalled True in these tests.
 const stalledMark = "Stalled"
 
-func spec(key string, rev uint64) Revision { return Revision{Key: key, Revision: rev, Operation: opPut} }
+func spec(key string, rev uint64) Revision {
+	return Revision{Key: key, Revision: rev, Operation: opPut}
+}
 
 // record is a status of key in cluster at observed, with the Ready status
 // ("Stalled" for a permanent failure), heartbeat live or not.
