@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api/defaults"
+	"github.com/tinyctl/tinyctl/serve/wire"
 
 	"github.com/rs/zerolog"
 	corev1 "k8s.io/api/core/v1"
@@ -177,7 +178,7 @@ func runController(t *testing.T, cfg *rest.Config, namespaces []string, minter r
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps, err := reconcile.Wire(specStore, statuses, js, a, cfg, nil)
+	deps, err := wire.Deps(specStore, statuses, js, a, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

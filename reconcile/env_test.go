@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tinyctl/tinyctl/api/defaults"
+	"github.com/tinyctl/tinyctl/serve/wire"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -110,7 +111,7 @@ func (e *env) start() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	deps, err := reconcile.Wire(e.specs, e.statuses, streams.New(e.conn, 0), a, cfg, nil)
+	deps, err := wire.Deps(e.specs, e.statuses, streams.New(e.conn, 0), a, cfg, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -25,11 +25,11 @@ import (
 // while a revision written after the bucket went back is newer whatever
 // its number.
 
-// unknownBucket starts the incarnation of a mirror created while the hub
+// UnknownIncarnation starts the incarnation of a mirror created while the hub
 // was out of reach: which hub bucket it copies is not known yet, so its
 // revisions are taken as the same bucket's as every status record's
 // (older ones are held, not applied) until the mirror is rebuilt.
-const unknownBucket = "?"
+const UnknownIncarnation = "?"
 
 // epoch is a parsed Specs.Incarnation.
 type epoch struct {
@@ -59,7 +59,7 @@ func behind(in input) error {
 	}
 	prev, cur, rev, seen := parseEpoch(in.prev.SpecBucket), parseEpoch(in.bucket), in.entry.rev, in.prev.ObservedRevision
 	switch {
-	case prev.bucket != cur.bucket && !strings.HasPrefix(cur.bucket, unknownBucket):
+	case prev.bucket != cur.bucket && !strings.HasPrefix(cur.bucket, UnknownIncarnation):
 		return nil // another bucket: its revisions start over
 	case rev >= seen:
 		return nil

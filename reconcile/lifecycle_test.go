@@ -11,6 +11,7 @@ import (
 	"github.com/tinyctl/tinyctl/api/defaults"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus/streams"
+	"github.com/tinyctl/tinyctl/serve/wire"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -145,7 +146,7 @@ func TestAControllerStoppedWhileStartingStopsCleanly(t *testing.T) {
 	e := newEnv(t, reconcile.Config{})
 	a, err := apply.New(kube.Config, render.AnnotationContentHash)
 	testenv.Must(t, err)
-	deps, err := reconcile.Wire(e.specs, e.statuses, streams.New(e.conn, 0), a, kube.Config, nil)
+	deps, err := wire.Deps(e.specs, e.statuses, streams.New(e.conn, 0), a, kube.Config, nil)
 	testenv.Must(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -12,6 +12,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus/lease"
 	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
+	"github.com/tinyctl/tinyctl/serve/wire"
 )
 
 // campaign wins the lease, leads until the lease is lost or ctx ends, and
@@ -114,7 +115,7 @@ func (p *Process) controller(l *lease.Lease) (*reconcile.Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	deps, err := reconcile.Wire(p.specs, p.statuses, p.streams, m, p.kube, nil)
+	deps, err := wire.Deps(p.specs, p.statuses, p.streams, m, p.kube, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +125,7 @@ func (p *Process) controller(l *lease.Lease) (*reconcile.Controller, error) {
 	}
 	if p.tenants != nil {
 		deps.Tenants = tenantsPort{p.tenants}
-		deps.Streams = reconcile.StreamsPerNamespace(p.nsStreams.manager)
+		deps.Streams = wire.StreamsPerNamespace(p.nsStreams.manager)
 	}
 	return reconcile.New(p.cfg.Loop, deps), nil
 }

@@ -1,4 +1,9 @@
-package reconcile
+// Package wire gives the reconcile loop the bus stores and the API
+// server in its own terms: the adapters from bus/specs, bus/status and
+// bus/streams to reconcile's ports (reconcile.Specs, reconcile.Statuses, reconcile.Streams, Hub), and
+// reconcile.Deps, which the controller process (serve) composes the loop from.
+// reconcile itself knows only its ports.
+package wire
 
 import (
 	"context"
@@ -19,40 +24,39 @@ import (
 	"github.com/tinyctl/tinyctl/bus/specs"
 	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/bus/streams"
+	"github.com/tinyctl/tinyctl/reconcile"
 )
-
-// The adapters below give the loop the bus stores in its own terms.
 
 // SpecsFrom reads the spec bucket s. onRestart, if set, hears why the
 // watch had to be re-created (for logs).
-func SpecsFrom(s *specs.Store, onRestart func(error)) Specs { return natsSpecs{s, onRestart} }
+func SpecsFrom(s *specs.Store, onRestart func(error)) reconcile.Specs { return natsSpecs{s, onRestart} }
 
 type natsSpecs struct {
 	s         *specs.Store
 	onRestart func(error)
 }
 
-func (n natsSpecs) Watch(ctx context.Context) (SpecWatch, error) {
+func (n natsSpecs) Watch(ctx context.Context) (reconcile.SpecWatch, error) {
 	w, err := n.s.Watch(ctx, kv.WatchOptions{OnRestart: n.onRestart})
 	if err != nil {
 		return nil, err
 	}
-	sw := &natsWatch{w: w, events: make(chan Event, 64)}
+	sw := &natsWatch{w: w, events: make(chan reconcile.Event, 64)}
 	go sw.forward()
 	return sw, nil
 }
 
-func (n natsSpecs) Latest(ctx context.Context, key string) (Entry, bool, error) {
+func (n natsSpecs) Latest(ctx context.Context, key string) (reconcile.Entry, bool, error) {
 	e, err := n.s.LatestFromLeader(ctx, key)
 	if errors.Is(err, bus.ErrNotFound) {
-		return Entry{}, false, nil
+		return reconcile.Entry{}, false, nil
 	}
 	return entryOf(e), err == nil, err
 }
 
-func (n natsSpecs) History(ctx context.Context, key string) ([]Entry, error) {
+func (n natsSpecs) History(ctx context.Context, key string) ([]reconcile.Entry, error) {
 	h, err := n.s.History(ctx, key)
-	out := make([]Entry, len(h))
+	out := make([]reconcile.Entry, len(h))
 	for i, e := range h {
 		out[i] = entryOf(e)
 	}
@@ -66,7 +70,7 @@ func (n natsSpecs) Incarnation(ctx context.Context) (string, error) {
 			return m.Origin, err
 		}
 		info, err := n.s.Info(ctx)
-		return unknownBucket + kv.Incarnation(info.Created), err
+		return reconcile.UnknownIncarnation + kv.Incarnation(info.Created), err
 	}
 	info, err := n.s.Info(ctx)
 	return kv.Incarnation(info.Created), err
@@ -75,16 +79,16 @@ func (n natsSpecs) Incarnation(ctx context.Context) (string, error) {
 // natsHub is the hub check over a mirrored spec store.
 type natsHub struct{ s *specs.Store }
 
-func (h natsHub) Compare(ctx context.Context, keys bool) (HubView, error) {
+func (h natsHub) Compare(ctx context.Context, keys bool) (reconcile.HubView, error) {
 	m, err := h.s.Mirror(ctx)
 	if err != nil {
-		return HubView{}, err
+		return reconcile.HubView{}, err
 	}
 	o, err := h.s.Origin(ctx, keys)
 	if err != nil {
-		return HubView{}, err
+		return reconcile.HubView{}, err
 	}
-	return HubView{Epoch: m.Origin, MirrorLast: m.LastRevision, Hub: o.Incarnation,
+	return reconcile.HubView{Epoch: m.Origin, MirrorLast: m.LastRevision, Hub: o.Incarnation,
 		HubFirst: o.FirstRevision, HubLast: o.LastRevision, HubLastMessage: o.LastMessage, HubKeys: o.Keys}, nil
 }
 
@@ -96,25 +100,25 @@ func (h natsHub) WaitMirror(ctx context.Context, rev uint64) error { return h.s.
 
 func (h natsHub) PurgeLocal(ctx context.Context, key string) error { return h.s.PurgeLocal(ctx, key) }
 
-func entryOf(e kv.Entry) Entry {
-	return Entry{Key: e.Key, Revision: e.Revision, Deleted: e.Op != kv.OpPut, Purged: e.Op == kv.OpPurge, Value: e.Value}
+func entryOf(e kv.Entry) reconcile.Entry {
+	return reconcile.Entry{Key: e.Key, Revision: e.Revision, Deleted: e.Op != kv.OpPut, Purged: e.Op == kv.OpPurge, Value: e.Value}
 }
 
 // natsWatch turns a kv.Watcher's events into the loop's.
 type natsWatch struct {
 	w      *kv.Watcher
-	events chan Event
+	events chan reconcile.Event
 }
 
 func (n *natsWatch) forward() {
 	defer close(n.events)
 	for ev := range n.w.Events() {
-		n.events <- Event{Entry: entryOf(ev.Entry), Synced: ev.InitialDone}
+		n.events <- reconcile.Event{Entry: entryOf(ev.Entry), Synced: ev.InitialDone}
 	}
 }
 
-func (n *natsWatch) Events() <-chan Event { return n.events }
-func (n *natsWatch) Err() error           { return n.w.Err() }
+func (n *natsWatch) Events() <-chan reconcile.Event { return n.events }
+func (n *natsWatch) Err() error                     { return n.w.Err() }
 
 func (n *natsWatch) Stop() {
 	n.w.Stop()
@@ -123,7 +127,7 @@ func (n *natsWatch) Stop() {
 }
 
 // StatusesFrom stores status records in s.
-func StatusesFrom(s *status.Store) Statuses { return natsStatuses{s} }
+func StatusesFrom(s *status.Store) reconcile.Statuses { return natsStatuses{s} }
 
 type natsStatuses struct{ s *status.Store }
 
@@ -135,15 +139,15 @@ func (n natsStatuses) Delete(ctx context.Context, component, cluster string, rev
 	return n.s.Remove(ctx, component, cluster, rev)
 }
 
-func (n natsStatuses) Load(ctx context.Context, cluster string) ([]StoredStatus, error) {
+func (n natsStatuses) Load(ctx context.Context, cluster string) ([]reconcile.StoredStatus, error) {
 	recs, err := n.s.ListCluster(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]StoredStatus, 0, len(recs))
+	out := make([]reconcile.StoredStatus, 0, len(recs))
 	for _, r := range recs {
 		if r.Err == nil {
-			out = append(out, StoredStatus{Status: r.Status, Revision: r.Revision})
+			out = append(out, reconcile.StoredStatus{Status: r.Status, Revision: r.Revision})
 		}
 	}
 	return out, nil
@@ -151,14 +155,14 @@ func (n natsStatuses) Load(ctx context.Context, cluster string) ([]StoredStatus,
 
 // StreamsFrom provisions streams and consumers with m: every namespace's
 // in one account.
-func StreamsFrom(m *streams.Manager) Streams {
+func StreamsFrom(m *streams.Manager) reconcile.Streams {
 	return natsStreams{of: func(string) (*streams.Manager, error) { return m, nil }, shared: true}
 }
 
 // StreamsPerNamespace provisions each namespace's streams and consumers
 // with the Manager of returns for it (the JetStream API of its own
 // account).
-func StreamsPerNamespace(of func(ns string) (*streams.Manager, error)) Streams {
+func StreamsPerNamespace(of func(ns string) (*streams.Manager, error)) reconcile.Streams {
 	return natsStreams{of: of}
 }
 
@@ -222,18 +226,18 @@ func (n natsStreams) each(namespaces []string, fn func(*streams.Manager) error) 
 	return nil
 }
 
-// Wire returns the Deps of a loop that reads the spec bucket s, records
+// Wire returns the reconcile.Deps of a loop that reads the spec bucket s, records
 // status in st, provisions JetStream with js and writes Kubernetes through
 // m, against the API server cfg reaches. Fence, Clock and Observer are
 // left for the caller to set.
-func Wire(s *specs.Store, st *status.Store, js *streams.Manager, m *apply.Manager, cfg *rest.Config, onWatchRestart func(error)) (Deps, error) {
+func Deps(s *specs.Store, st *status.Store, js *streams.Manager, m *apply.Manager, cfg *rest.Config, onWatchRestart func(error)) (reconcile.Deps, error) {
 	mc, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		return Deps{}, fmt.Errorf("metadata client: %w", err)
+		return reconcile.Deps{}, fmt.Errorf("metadata client: %w", err)
 	}
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return Deps{}, fmt.Errorf("discovery client: %w", err)
+		return reconcile.Deps{}, fmt.Errorf("discovery client: %w", err)
 	}
 	// Deployments and pods are read in protobuf: at 10,000 components
 	// their lists decode several times faster than in JSON.
@@ -242,9 +246,9 @@ func Wire(s *specs.Store, st *status.Store, js *streams.Manager, m *apply.Manage
 	pcfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	wc, err := kubernetes.NewForConfig(pcfg)
 	if err != nil {
-		return Deps{}, fmt.Errorf("workload client: %w", err)
+		return reconcile.Deps{}, fmt.Errorf("workload client: %w", err)
 	}
-	d := Deps{Specs: SpecsFrom(s, onWatchRestart), Statuses: StatusesFrom(st), Streams: StreamsFrom(js),
+	d := reconcile.Deps{Specs: SpecsFrom(s, onWatchRestart), Statuses: StatusesFrom(st), Streams: StreamsFrom(js),
 		Kube: m, Metadata: mc, Discovery: dc, Workloads: wc}
 	if s.Config().MirrorDomain != "" {
 		d.Hub = natsHub{s}
