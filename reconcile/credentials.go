@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"time"
@@ -91,7 +90,9 @@ func (c *Controller) ensureCredentials(ctx context.Context, minter Minter, ns, c
 	if err != nil {
 		return api.Child{}, err
 	}
-	obj := credentialsSecret(ns, component, p.secret, creds, c.cfg.WorkerTLS)
+	tls := c.cfg.WorkerTLS
+	obj := render.CredentialsSecret(ns, component, p.secret, render.Credentials{File: creds.File, User: creds.User, Expires: creds.Expires,
+		CA: tls.CA, Cert: tls.Cert, Key: tls.Key})
 	owner := render.ComponentLabelValue(ns, component)
 	err = c.fenced(ctx, func(ctx context.Context) error {
 		res, err := c.deps.Kube.ApplyAll(ctx, []*unstructured.Unstructured{obj},
@@ -107,34 +108,3 @@ func (c *Controller) ensureCredentials(ctx context.Context, minter Minter, ns, c
 	return api.Child{Kind: kindSecret, Namespace: ns, Name: p.secret, Hash: p.hash, Expires: creds.Expires}, nil
 }
 
-// credentialsSecret is the Secret holding creds and the TLS files, labelled
-// as the component's. Its content hash is the minted user's key, so every
-// mint is written.
-func credentialsSecret(ns, component, name string, creds identity.Creds, tls TLSFiles) *unstructured.Unstructured {
-	data := map[string]any{render.DefaultCredentialsKey: base64.StdEncoding.EncodeToString(creds.File)}
-	for key, file := range map[string][]byte{render.TLSCAKey: tls.CA, render.TLSCertKey: tls.Cert, render.TLSKeyKey: tls.Key} {
-		if len(file) > 0 {
-			data[key] = base64.StdEncoding.EncodeToString(file)
-		}
-	}
-	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": kindSecret, "type": "Opaque",
-		"metadata": map[string]any{
-			"name": name, "namespace": ns,
-			"labels": map[string]any{
-				render.LabelManagedBy: render.ManagedByValue,
-				render.LabelComponent: render.ComponentLabelValue(ns, component),
-				render.LabelName:      component,
-			},
-			"annotations": map[string]any{
-				render.AnnotationContentHash: creds.User,
-				annotationExpires:            creds.Expires.UTC().Format(time.RFC3339),
-			},
-		},
-		"data": data,
-	}}
-	return obj
-}
-
-// annotationExpires says, on the credentials Secret, when they expire.
-const annotationExpires = "tinyctl.io/credentials-expire"

@@ -193,13 +193,8 @@ func (c *Controller) ensureNamespace(ctx context.Context, ns string) error {
 		return fmt.Errorf("namespace %q: %w (create it, or run the controller with namespace creation enabled)", ns, ErrNamespaceMissing)
 	}
 	if live == nil {
-		obj := &unstructured.Unstructured{}
-		obj.SetAPIVersion("v1")
-		obj.SetKind("Namespace")
-		obj.SetName(ns)
-		obj.SetLabels(map[string]string{render.LabelManagedBy: render.ManagedByValue})
 		err := c.fenced(ctx, func(ctx context.Context) error {
-			_, res, err := c.deps.Kube.Create(ctx, obj)
+			_, res, err := c.deps.Kube.Create(ctx, render.Namespace(ns))
 			c.observe(ctx, res, err)
 			return err
 		})

@@ -19,6 +19,12 @@ import (
 	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 )
 
+// The shipped alerts and dashboard queries are parsed by Prometheus's own
+// PromQL parser, the authority on what Prometheus will run. It is why
+// prometheus/prometheus is in go.mod: a test-only dependency, of which
+// only the parser and its labels package are compiled (its cloud
+// discovery SDKs are listed in go.sum but never built).
+
 // monitoringValues switch every monitoring object of the tinyctl chart on.
 var monitoringValues = map[string]any{"monitoring": map[string]any{
 	"serviceMonitor": map[string]any{"enabled": true},
