@@ -83,6 +83,18 @@ func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 		Name: "tinyctl_recheck_found_total",
 		Help: "Components a periodic check enqueued, by what it found (unsettled, stream_missing, no_consumer, stream_drift, listing_failed).",
 	}, []string{"found"})
+	m.addProcessSeries(loop, latest)
+	m.addHealthSeries(loop)
+	m.reg.MustRegister(m.duration, m.applies, m.retries, m.rechecks, m.recheckTook, m.recheckFound, m.leader, m.connected, m.queueDepth, m.watchLag,
+		m.stalled, m.acquired, m.staleClusters, m.nameConflict,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.initLabels()
+	return m
+}
+
+// addProcessSeries makes the gauges of the process's state: leadership,
+// the NATS connection, a name conflict, the queue and the watch's lag.
+func (m *metrics) addProcessSeries(loop func() loopView, latest func() uint64) {
 	m.leader = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "tinyctl_leader", Help: "1 while this process holds the cluster's lease and reconciles.",
 	})
@@ -114,12 +126,6 @@ func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 		}
 		return 0
 	})
-	m.addHealthSeries(loop)
-	m.reg.MustRegister(m.duration, m.applies, m.retries, m.rechecks, m.recheckTook, m.recheckFound, m.leader, m.connected, m.queueDepth, m.watchLag,
-		m.stalled, m.acquired, m.staleClusters, m.nameConflict,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.initLabels()
-	return m
 }
 
 // addHealthSeries makes the series the alerts watch beyond the loop's

@@ -41,30 +41,7 @@ dev.tinyctl.io/run annotation is "go run PKG" runs PKG built here as its image.
 
 Run it from a clone of the tinyctl repository: go run ./cmd/tinyctl dev`,
 		Args: usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.clusters < 0 || f.clusters > 9 {
-				return usageError{fmt.Errorf("--clusters %d: want 0 (one cluster) to 9", f.clusters)}
-			}
-			if f.node && f.clusters > 0 {
-				return usageError{fmt.Errorf("--node runs one cluster: it cannot be combined with --clusters")}
-			}
-			log, err := newLogger(o.errOut, f.logLevel, f.logFormat)
-			if err != nil {
-				return usageError{err}
-			}
-			routeKlog(log)
-			examples := f.examples
-			if !cmd.Flags().Changed("examples") {
-				if _, err := os.Stat(examples); err != nil {
-					examples = "" // not in a clone: nothing to publish
-				}
-			}
-			return devmode.Run(cmd.Context(), devmode.Options{
-				Dir: f.dir, NATSPort: f.natsPort, Examples: examples,
-				HealthAddr: f.healthAddr, MetricsAddr: f.metricsAddr, Clusters: f.clusters, Node: f.node,
-				Out: o.out, Log: log,
-			})
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, o) },
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.dir, "dir", "", "keep NATS data and control-plane state here (default: a temporary directory removed on exit)")
@@ -77,4 +54,29 @@ Run it from a clone of the tinyctl repository: go run ./cmd/tinyctl dev`,
 	fs.StringVar(&f.logLevel, "log-level", "warn", "controller log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "auto", "controller log format: json, console or auto")
 	return cmd
+}
+
+func (f *devFlags) run(cmd *cobra.Command, o *options) error {
+	if f.clusters < 0 || f.clusters > 9 {
+		return usageError{fmt.Errorf("--clusters %d: want 0 (one cluster) to 9", f.clusters)}
+	}
+	if f.node && f.clusters > 0 {
+		return usageError{fmt.Errorf("--node runs one cluster: it cannot be combined with --clusters")}
+	}
+	log, err := newLogger(o.errOut, f.logLevel, f.logFormat)
+	if err != nil {
+		return usageError{err}
+	}
+	routeKlog(log)
+	examples := f.examples
+	if !cmd.Flags().Changed("examples") {
+		if _, err := os.Stat(examples); err != nil {
+			examples = "" // not in a clone: nothing to publish
+		}
+	}
+	return devmode.Run(cmd.Context(), devmode.Options{
+		Dir: f.dir, NATSPort: f.natsPort, Examples: examples,
+		HealthAddr: f.healthAddr, MetricsAddr: f.metricsAddr, Clusters: f.clusters, Node: f.node,
+		Out: o.out, Log: log,
+	})
 }

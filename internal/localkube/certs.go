@@ -60,9 +60,26 @@ func writeSecrets(dir, advertise string) (secrets, error) {
 		proxyClientCert:   filepath.Join(dir, "front-proxy-client.crt"),
 		proxyClientKey:    filepath.Join(dir, "front-proxy-client.key"),
 	}
-	caKey, caCert, caDER, err := newCA()
+	files, err := s.issue(advertise)
 	if err != nil {
 		return s, err
+	}
+	for path, b := range files {
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			return s, fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	return s, nil
+}
+
+// issue makes the CA, the API server's serving certificate (for
+// advertise too), its kubelet and front-proxy client certificates, the
+// service-account key and the admin token, and returns the files to
+// write by path.
+func (s *secrets) issue(advertise string) (map[string][]byte, error) {
+	caKey, caCert, caDER, err := newCA()
+	if err != nil {
+		return nil, err
 	}
 	s.caPEM = pemBlock("CERTIFICATE", caDER)
 	ips := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.0.0.1")}
@@ -75,27 +92,26 @@ func writeSecrets(dir, advertise string) (secrets, error) {
 		ips: ips,
 	})
 	if err != nil {
-		return s, err
+		return nil, err
 	}
 	clientDER, clientKeyDER, err := newLeaf(caKey, caCert, leaf{
 		serial: 3, cn: "kube-apiserver-kubelet-client", org: "system:masters", usage: x509.ExtKeyUsageClientAuth,
 	})
 	if err != nil {
-		return s, err
+		return nil, err
 	}
 	proxyDER, proxyKeyDER, err := newLeaf(caKey, caCert, leaf{serial: 4, cn: FrontProxyClientName, usage: x509.ExtKeyUsageClientAuth})
 	if err != nil {
-		return s, err
+		return nil, err
 	}
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
-		return s, fmt.Errorf("service-account key: %w", err)
+		return nil, fmt.Errorf("service-account key: %w", err)
 	}
-	s.adminToken, err = randomHex(24)
-	if err != nil {
-		return s, err
+	if s.adminToken, err = randomHex(24); err != nil {
+		return nil, err
 	}
-	files := map[string][]byte{
+	return map[string][]byte{
 		s.caFile:            s.caPEM,
 		s.certFile:          pemBlock("CERTIFICATE", certDER),
 		s.keyFile:           pemBlock("EC PRIVATE KEY", keyDER),
@@ -105,13 +121,7 @@ func writeSecrets(dir, advertise string) (secrets, error) {
 		s.kubeletClientKey:  pemBlock("EC PRIVATE KEY", clientKeyDER),
 		s.proxyClientCert:   pemBlock("CERTIFICATE", proxyDER),
 		s.proxyClientKey:    pemBlock("EC PRIVATE KEY", proxyKeyDER),
-	}
-	for path, b := range files {
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			return s, fmt.Errorf("write %s: %w", path, err)
-		}
-	}
-	return s, nil
+	}, nil
 }
 
 func newCA() (*ecdsa.PrivateKey, *x509.Certificate, []byte, error) {

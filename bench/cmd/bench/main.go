@@ -69,62 +69,17 @@ func main() {
 }
 
 func run(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	b := &bench{log: os.Stderr, workers: reconcile.DefaultWorkers}
-	ns := fs.String("n", "100,1000", "component counts to converge, comma-separated")
-	rounds := fs.Int("rounds", 1, "times to measure each count (alternating floor and serve)")
-	limited := fs.String("compare", "--kube-qps=50,--kube-burst=100", `serve flags of the comparison run, comma-separated ("": none)`)
-	compareMax := fs.Int("compare-max", 1000, "largest count measured with -compare too (at 50 QPS, 10,000 components take a quarter of an hour)")
-	steadyAt := fs.String("steady", "1000", `counts (of -n, comma-separated) at which to measure the steady state: idle, no-op, one change, burst, latency, resync, restarts ("0": none)`)
-	repo := fs.String("repo", "", "tinyctl source tree to build serve from (default: the one above this directory)")
-	fs.StringVar(&b.out, "out", "out", "directory for results.json, results.md, the chart and serve's logs")
-	fs.DurationVar(&b.timeout, "timeout", 30*time.Minute, "longest a convergence may take")
-	fs.DurationVar(&b.idleFor, "idle", time.Minute, "idle window for CPU and RSS")
-	fs.IntVar(&b.burstPuts, "burst", 1000, "puts to one key in the coalescing burst")
-	fs.DurationVar(&b.interval, "interval", 100*time.Millisecond, "time between puts in the latency run")
-	fs.DurationVar(&b.latencyFor, "latency", 30*time.Second, "length of the latency run")
-	baseline := fs.Bool("baseline", true, "measure the controller-runtime baselines B0 and B1 (cmd/crbaseline) too, at every count up to -baseline-max")
-	baselineMax := fs.Int("baseline-max", 1000, "largest count the baselines are measured at")
-	baselineLimits := fs.String("baseline-limits", "", `B1's client-side limits, comma-separated crbaseline flags (default none, as serve's default), e.g. "-kube-qps=50,-kube-burst=100"`)
-	steadyBaseline := fs.Bool("steady-baseline", true, "measure B1's steady state too, at -steady (it then resyncs every 5 minutes, as serve's full recheck does)")
-	resync := fs.Duration("resync", 10*reconcile.DefaultRecheck, "the controllers' periodic resync, measured in the steady state: serve's full recheck (every tenth --recheck; serve gets --recheck of a tenth of this unless it is serve's default) and B1's -sync-period; 0: not measured, serve keeps its default")
-	fs.DurationVar(&b.resyncWithin, "resync-within", 0, "longest wait for a controller's periodic resync in the steady state (default: -resync plus 2 minutes)")
-	fs.BoolVar(&b.profile, "profile", false, "save serve's CPU profile (from start) and heap profile (at convergence) at the largest -n into -out")
-	fs.DurationVar(&b.profileFor, "profile-for", 30*time.Second, "length of the CPU profile")
-	churnAt := fs.String("churn", "0", `counts (of -n, comma-separated) at which to measure the sustained churn: changed specs put to random keys at each -churn-rates for -churn-for, serve and B1 (when measured at that count), beside the floor's maximum update rate ("0": none)`)
-	churnRates := fs.String("churn-rates", "50,100,200,500", "the churn's rates, puts per second, comma-separated")
-	fs.DurationVar(&b.churnFor, "churn-for", 2*time.Minute, "how long the churn puts at each rate")
-	report := fs.String("report", "", "measure nothing: write the tables and chart of this results.json into -out")
+	fs, f := newFlags(b)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *report != "" {
-		return rewrite(*report, b.out, os.Stdout)
+	if f.report != "" {
+		return rewrite(f.report, b.out, os.Stdout)
 	}
-	counts, err := parseCounts(*ns)
+	plan, err := f.plan(b)
 	if err != nil {
 		return err
-	}
-	b.profileN = slices.Max(counts)
-	b.resync = *resync
-	if b.resyncWithin == 0 {
-		b.resyncWithin = b.resync + 2*time.Minute
-	}
-	steadyNs, err := countsOf("-steady", *steadyAt, counts)
-	if err != nil {
-		return err
-	}
-	churnNs, err := countsOf("-churn", *churnAt, counts)
-	if err != nil {
-		return err
-	}
-	if b.churnRates, err = parseRates(*churnRates); err != nil {
-		return err
-	}
-	if *repo == "" {
-		if *repo, err = findRepo(); err != nil {
-			return err
-		}
 	}
 	if err := os.MkdirAll(b.out, 0o755); err != nil {
 		return err
@@ -134,43 +89,127 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if b.bin, err = build(ctx, *repo, "./cmd/tinyctl", tmp, imageTags); err != nil {
+	if err := b.buildAll(ctx, f.repo, tmp, f.baseline); err != nil {
 		return err
 	}
-	if *baseline {
-		if b.crBin, err = build(ctx, filepath.Join(*repo, "bench"), "./cmd/crbaseline", tmp, ""); err != nil {
-			return err
-		}
-	}
-	var compare []string
-	if *limited != "" {
-		compare = strings.Split(*limited, ",")
-	}
-	var limits []string
-	if *baselineLimits != "" {
-		limits = strings.Split(*baselineLimits, ",")
-	}
 	res := results{Machine: machine(), Workers: b.workers, Started: time.Now(), Command: strings.Join(os.Args, " ")}
-	for round := 1; round <= *rounds; round++ {
-		for _, n := range counts {
-			m := measurement{n: n, round: round, steady: slices.Contains(steadyNs, n) && round == 1,
-				churn: slices.Contains(churnNs, n) && round == 1, compare: compare}
-			if n > *compareMax {
-				m.compare = nil
-			}
-			if b.crBin != "" && n <= *baselineMax {
-				m.baselines = b.baselines(limits)
-				m.steadyBaseline = m.steady && *steadyBaseline
-				m.churnBaseline = m.churn
-			}
-			if err := b.measure(ctx, m, &res); err != nil {
-				// What was measured before the failure is kept.
-				res.Failed = err.Error()
-				return errors.Join(err, res.write(b.out, os.Stdout))
-			}
+	for _, m := range plan {
+		if err := b.measure(ctx, m, &res); err != nil {
+			// What was measured before the failure is kept.
+			res.Failed = err.Error()
+			return errors.Join(err, res.write(b.out, os.Stdout))
 		}
 	}
 	return res.write(b.out, os.Stdout)
+}
+
+// flags are the driver's command-line settings that are not the bench's
+// own fields.
+type flags struct {
+	ns, limited, steadyAt, repo, baselineLimits, churnAt, churnRates, report string
+	rounds, compareMax, baselineMax                                          int
+	baseline, steadyBaseline                                                 bool
+	resync                                                                   time.Duration
+}
+
+// newFlags defines the command line, into b and the flags returned.
+func newFlags(b *bench) (*flag.FlagSet, *flags) {
+	f := &flags{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.StringVar(&f.ns, "n", "100,1000", "component counts to converge, comma-separated")
+	fs.IntVar(&f.rounds, "rounds", 1, "times to measure each count (alternating floor and serve)")
+	fs.StringVar(&f.limited, "compare", "--kube-qps=50,--kube-burst=100", `serve flags of the comparison run, comma-separated ("": none)`)
+	fs.IntVar(&f.compareMax, "compare-max", 1000, "largest count measured with -compare too (at 50 QPS, 10,000 components take a quarter of an hour)")
+	fs.StringVar(&f.steadyAt, "steady", "1000", `counts (of -n, comma-separated) at which to measure the steady state: idle, no-op, one change, burst, latency, resync, restarts ("0": none)`)
+	fs.StringVar(&f.repo, "repo", "", "tinyctl source tree to build serve from (default: the one above this directory)")
+	fs.StringVar(&b.out, "out", "out", "directory for results.json, results.md, the chart and serve's logs")
+	fs.DurationVar(&b.timeout, "timeout", 30*time.Minute, "longest a convergence may take")
+	fs.DurationVar(&b.idleFor, "idle", time.Minute, "idle window for CPU and RSS")
+	fs.IntVar(&b.burstPuts, "burst", 1000, "puts to one key in the coalescing burst")
+	fs.DurationVar(&b.interval, "interval", 100*time.Millisecond, "time between puts in the latency run")
+	fs.DurationVar(&b.latencyFor, "latency", 30*time.Second, "length of the latency run")
+	fs.BoolVar(&f.baseline, "baseline", true, "measure the controller-runtime baselines B0 and B1 (cmd/crbaseline) too, at every count up to -baseline-max")
+	fs.IntVar(&f.baselineMax, "baseline-max", 1000, "largest count the baselines are measured at")
+	fs.StringVar(&f.baselineLimits, "baseline-limits", "", `B1's client-side limits, comma-separated crbaseline flags (default none, as serve's default), e.g. "-kube-qps=50,-kube-burst=100"`)
+	fs.BoolVar(&f.steadyBaseline, "steady-baseline", true, "measure B1's steady state too, at -steady (it then resyncs every 5 minutes, as serve's full recheck does)")
+	fs.DurationVar(&f.resync, "resync", 10*reconcile.DefaultRecheck, "the controllers' periodic resync, measured in the steady state: serve's full recheck (every tenth --recheck; serve gets --recheck of a tenth of this unless it is serve's default) and B1's -sync-period; 0: not measured, serve keeps its default")
+	fs.DurationVar(&b.resyncWithin, "resync-within", 0, "longest wait for a controller's periodic resync in the steady state (default: -resync plus 2 minutes)")
+	fs.BoolVar(&b.profile, "profile", false, "save serve's CPU profile (from start) and heap profile (at convergence) at the largest -n into -out")
+	fs.DurationVar(&b.profileFor, "profile-for", 30*time.Second, "length of the CPU profile")
+	fs.StringVar(&f.churnAt, "churn", "0", `counts (of -n, comma-separated) at which to measure the sustained churn: changed specs put to random keys at each -churn-rates for -churn-for, serve and B1 (when measured at that count), beside the floor's maximum update rate ("0": none)`)
+	fs.StringVar(&f.churnRates, "churn-rates", "50,100,200,500", "the churn's rates, puts per second, comma-separated")
+	fs.DurationVar(&b.churnFor, "churn-for", 2*time.Minute, "how long the churn puts at each rate")
+	fs.StringVar(&f.report, "report", "", "measure nothing: write the tables and chart of this results.json into -out")
+	return fs, f
+}
+
+// plan checks the flags, completes b's settings from them and returns
+// the measurements to make, in order.
+func (f *flags) plan(b *bench) ([]measurement, error) {
+	counts, err := parseCounts(f.ns)
+	if err != nil {
+		return nil, err
+	}
+	b.profileN = slices.Max(counts)
+	b.resync = f.resync
+	if b.resyncWithin == 0 {
+		b.resyncWithin = b.resync + 2*time.Minute
+	}
+	steadyNs, err := countsOf("-steady", f.steadyAt, counts)
+	if err != nil {
+		return nil, err
+	}
+	churnNs, err := countsOf("-churn", f.churnAt, counts)
+	if err != nil {
+		return nil, err
+	}
+	if b.churnRates, err = parseRates(f.churnRates); err != nil {
+		return nil, err
+	}
+	if f.repo == "" {
+		if f.repo, err = findRepo(); err != nil {
+			return nil, err
+		}
+	}
+	compare, limits := splitList(f.limited), splitList(f.baselineLimits)
+	var out []measurement
+	for round := 1; round <= f.rounds; round++ {
+		for _, n := range counts {
+			m := measurement{n: n, round: round, steady: slices.Contains(steadyNs, n) && round == 1,
+				churn: slices.Contains(churnNs, n) && round == 1, compare: compare}
+			if n > f.compareMax {
+				m.compare = nil
+			}
+			if f.baseline && n <= f.baselineMax {
+				m.baselines = b.baselines(limits)
+				m.steadyBaseline = m.steady && f.steadyBaseline
+				m.churnBaseline = m.churn
+			}
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// buildAll builds serve and, with baseline, the controller-runtime
+// baseline into dir.
+func (b *bench) buildAll(ctx context.Context, repo, dir string, baseline bool) error {
+	var err error
+	if b.bin, err = build(ctx, repo, "./cmd/tinyctl", dir, imageTags); err != nil {
+		return err
+	}
+	if baseline {
+		b.crBin, err = build(ctx, filepath.Join(repo, "bench"), "./cmd/crbaseline", dir, "")
+	}
+	return err
+}
+
+// splitList splits a comma-separated list ("": none).
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }
 
 // measurement is what to measure at one count in one round.

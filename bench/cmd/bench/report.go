@@ -121,61 +121,70 @@ func steadyTables(w io.Writer, all []steadyResult) {
 				cols = append(cols, s)
 			}
 		}
-		fmt.Fprintf(w, "\nSteady state at N = %d:\n\n| measurement |", n)
+		steadyTable(w, n, cols)
+	}
+}
+
+// steadyTable writes the steady-state table of count n, a column per
+// system measured.
+func steadyTable(w io.Writer, n int, cols []steadyResult) {
+	fmt.Fprintf(w, "\nSteady state at N = %d:\n\n| measurement |", n)
+	for _, s := range cols {
+		fmt.Fprintf(w, " %s |", s.System)
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range cols {
+		fmt.Fprint(w, "---|")
+	}
+	fmt.Fprintln(w)
+	row := func(k string, cell func(s steadyResult) string) {
+		fmt.Fprintf(w, "| %s |", k)
 		for _, s := range cols {
-			fmt.Fprintf(w, " %s |", s.System)
-		}
-		fmt.Fprint(w, "\n|---|")
-		for range cols {
-			fmt.Fprint(w, "---|")
+			fmt.Fprintf(w, " %s |", cell(s))
 		}
 		fmt.Fprintln(w)
-		row := func(k string, cell func(s steadyResult) string) {
-			fmt.Fprintf(w, "| %s |", k)
-			for _, s := range cols {
-				fmt.Fprintf(w, " %s |", cell(s))
-			}
-			fmt.Fprintln(w)
-		}
-		s0 := cols[0]
-		row(fmt.Sprintf("idle CPU over %s", s0.IdleFor), func(s steadyResult) string {
-			return fmt.Sprintf("%.2f s (%.2f%% of one core), %v reconciles", s.IdleCPU.Seconds(),
-				100*s.IdleCPU.Seconds()/s.IdleFor.Seconds(), s.IdleReconciles)
-		})
-		row("idle RSS", func(s steadyResult) string { return mib(s.IdleRSS) })
-		row(fmt.Sprintf("writes per no-op re-put (%d re-puts)", s0.NoOpPuts), func(s steadyResult) string { return per(s.NoOp, s.NoOpPuts) })
-		row("writes for one changed component", func(s steadyResult) string {
-			return fmt.Sprintf("%s; %d to other components' objects", per(s.Unrelated, 1), s.Unrelated.Others)
-		})
-		row(fmt.Sprintf("burst of %d puts to one key", s0.BurstPuts), func(s steadyResult) string {
-			return fmt.Sprintf("%v reconciles; %s", s.BurstReconciles, per(s.Burst, 1))
-		})
-		row(fmt.Sprintf("put → Ready, one put every %s for %s", s0.Interval, s0.LatencyFor), func(s steadyResult) string {
-			return fmt.Sprintf("p50 %s, p99 %s, max %s (%d puts)", ms(s.P50), ms(s.P99), ms(s.Max), s.Puts)
-		})
-		row("periodic resync: time, CPU, reconciles", func(s steadyResult) string {
-			if s.ResyncMissing {
-				return "none came"
-			}
-			if !s.ResyncMeasured {
-				return "not measured (-resync 0)"
-			}
-			first := ""
-			if s.ResyncFirstTime > 0 {
-				first = fmt.Sprintf(" (the second after start; the first took %s)", ms(s.ResyncFirstTime))
-			}
-			return fmt.Sprintf("%s, %.2f s CPU, %v reconciles%s", ms(s.ResyncTime), s.ResyncCPU.Seconds(), s.ResyncReconciles, first)
-		})
-		row("periodic resync: writes", func(s steadyResult) string {
-			if !s.ResyncMeasured {
-				return "not measured"
-			}
-			return per(s.ResyncWrites, 1)
-		})
-		row("restart, nothing changed: start → ready", func(s steadyResult) string { return ms(s.RestartReady) })
-		row("restart, nothing changed: writes", func(s steadyResult) string { return per(s.RestartWrites, 1) })
-		row("restart → a new put Ready", func(s steadyResult) string { return ms(s.RestartToNewPut) })
 	}
+	s0 := cols[0]
+	row(fmt.Sprintf("idle CPU over %s", s0.IdleFor), func(s steadyResult) string {
+		return fmt.Sprintf("%.2f s (%.2f%% of one core), %v reconciles", s.IdleCPU.Seconds(),
+			100*s.IdleCPU.Seconds()/s.IdleFor.Seconds(), s.IdleReconciles)
+	})
+	row("idle RSS", func(s steadyResult) string { return mib(s.IdleRSS) })
+	row(fmt.Sprintf("writes per no-op re-put (%d re-puts)", s0.NoOpPuts), func(s steadyResult) string { return per(s.NoOp, s.NoOpPuts) })
+	row("writes for one changed component", func(s steadyResult) string {
+		return fmt.Sprintf("%s; %d to other components' objects", per(s.Unrelated, 1), s.Unrelated.Others)
+	})
+	row(fmt.Sprintf("burst of %d puts to one key", s0.BurstPuts), func(s steadyResult) string {
+		return fmt.Sprintf("%v reconciles; %s", s.BurstReconciles, per(s.Burst, 1))
+	})
+	row(fmt.Sprintf("put → Ready, one put every %s for %s", s0.Interval, s0.LatencyFor), func(s steadyResult) string {
+		return fmt.Sprintf("p50 %s, p99 %s, max %s (%d puts)", ms(s.P50), ms(s.P99), ms(s.Max), s.Puts)
+	})
+	row("periodic resync: time, CPU, reconciles", resyncCell)
+	row("periodic resync: writes", func(s steadyResult) string {
+		if !s.ResyncMeasured {
+			return "not measured"
+		}
+		return per(s.ResyncWrites, 1)
+	})
+	row("restart, nothing changed: start → ready", func(s steadyResult) string { return ms(s.RestartReady) })
+	row("restart, nothing changed: writes", func(s steadyResult) string { return per(s.RestartWrites, 1) })
+	row("restart → a new put Ready", func(s steadyResult) string { return ms(s.RestartToNewPut) })
+}
+
+// resyncCell says what a system's periodic resync took.
+func resyncCell(s steadyResult) string {
+	if s.ResyncMissing {
+		return "none came"
+	}
+	if !s.ResyncMeasured {
+		return "not measured (-resync 0)"
+	}
+	first := ""
+	if s.ResyncFirstTime > 0 {
+		first = fmt.Sprintf(" (the second after start; the first took %s)", ms(s.ResyncFirstTime))
+	}
+	return fmt.Sprintf("%s, %.2f s CPU, %v reconciles%s", ms(s.ResyncTime), s.ResyncCPU.Seconds(), s.ResyncReconciles, first)
 }
 
 func per(c writeCount, n int) string {
