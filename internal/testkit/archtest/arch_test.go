@@ -390,3 +390,29 @@ func isTypeName(obj types.Object) bool {
 	_, ok := obj.(*types.TypeName)
 	return ok
 }
+
+// maxFuncLines is how long a function (its declaration to its closing
+// brace) may be before it is doing more than one job.
+const maxFuncLines = 60
+
+func TestNoFunctionIsTooLongToRead(t *testing.T) {
+	funcs := 0
+	for _, p := range modulePackages(t) {
+		for _, f := range p.Syntax {
+			for _, d := range f.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || fd.Body == nil {
+					continue
+				}
+				funcs++
+				start, end := p.Fset.Position(fd.Pos()), p.Fset.Position(fd.End())
+				if n := end.Line - start.Line + 1; n > maxFuncLines {
+					t.Errorf("%s: %s is %d lines (more than %d): split it by job", start, fd.Name.Name, n, maxFuncLines)
+				}
+			}
+		}
+	}
+	if funcs == 0 {
+		t.Error("no function found: the check measured nothing")
+	}
+}
