@@ -104,17 +104,27 @@ func validateKey(component, cluster string) error {
 // Put stores st under Key(st.Component, st.Cluster), stamping UpdatedAt
 // with the store's clock when it is zero. It returns the new revision.
 func (s *Store) Put(ctx context.Context, st api.Status) (uint64, error) {
-	if err := validateKey(st.Component, st.Cluster); err != nil {
+	key, data, err := s.encode(st)
+	if err != nil {
 		return 0, err
+	}
+	return s.status.Put(ctx, key, data)
+}
+
+// encode checks st's key and returns it with st's JSON, UpdatedAt stamped
+// with the store's clock when it is zero.
+func (s *Store) encode(st api.Status) (string, []byte, error) {
+	if err := validateKey(st.Component, st.Cluster); err != nil {
+		return "", nil, err
 	}
 	if st.UpdatedAt.IsZero() {
 		st.UpdatedAt = s.now().UTC()
 	}
 	data, err := json.Marshal(st)
 	if err != nil {
-		return 0, fmt.Errorf("bus: encode status: %w", err)
+		return "", nil, fmt.Errorf("bus: encode status: %w", err)
 	}
-	return s.status.Put(ctx, Key(st.Component, st.Cluster), data)
+	return Key(st.Component, st.Cluster), data, nil
 }
 
 // Write stores st as Put does, but only if the record's latest revision
@@ -124,17 +134,11 @@ func (s *Store) Put(ctx context.Context, st api.Status) (uint64, error) {
 // its records so, and a write it sent before losing its lease that
 // arrives after a newer leader wrote the record is refused.
 func (s *Store) Write(ctx context.Context, st api.Status, expect uint64) (uint64, error) {
-	if err := validateKey(st.Component, st.Cluster); err != nil {
+	key, data, err := s.encode(st)
+	if err != nil {
 		return 0, err
 	}
-	if st.UpdatedAt.IsZero() {
-		st.UpdatedAt = s.now().UTC()
-	}
-	data, err := json.Marshal(st)
-	if err != nil {
-		return 0, fmt.Errorf("bus: encode status: %w", err)
-	}
-	return s.status.Write(ctx, Key(st.Component, st.Cluster), data, kv.OpPut, &expect, 0)
+	return s.status.Write(ctx, key, data, kv.OpPut, &expect, 0)
 }
 
 // Remove deletes the status of a component in a cluster (a delete marker)
