@@ -27,6 +27,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/status"
 )
 
@@ -116,22 +117,26 @@ func join(ctx context.Context, c *bus.Conn, b Buckets, cluster, domain string) e
 // key of the status bucket (<namespace>.<name>.<cluster>) or of the
 // heartbeat bucket (<cluster>) gets cluster as its cluster token.
 func (b Buckets) transform(bucket, cluster string) jetstream.SubjectTransformConfig {
-	p := "$KV." + bucket + "."
 	if bucket == b.heartbeat() {
-		return jetstream.SubjectTransformConfig{Source: p + "*", Destination: p + cluster}
+		return jetstream.SubjectTransformConfig{Source: kv.Subject(bucket, "*"), Destination: kv.Subject(bucket, cluster)}
 	}
-	return jetstream.SubjectTransformConfig{Source: p + "*.*.*", Destination: p + "{{wildcard(1)}}.{{wildcard(2)}}." + cluster}
+	return jetstream.SubjectTransformConfig{Source: kv.Subject(bucket, status.Key("*.*", "*")),
+		Destination: kv.Subject(bucket, status.Key(anyComponent, cluster))}
 }
+
+// anyComponent is a status key's component part in a transform's
+// destination: the two tokens of the source, as they came.
+const anyComponent = "{{wildcard(1)}}.{{wildcard(2)}}"
 
 // memberOf is the cluster a source of bucket gathers, and whether it is
 // one Join added (a transform to one cluster; or, from tinyctl before the
 // hub rewrote keys, a filter to one cluster's keys).
 func (b Buckets) memberOf(bucket string, src *jetstream.StreamSource) (string, bool) {
-	p := "$KV." + bucket + "."
+	p := kv.Subject(bucket, "")
 	for _, tr := range src.SubjectTransforms {
 		dest := strings.TrimPrefix(tr.Destination, p)
 		if bucket != b.heartbeat() {
-			dest = strings.TrimPrefix(dest, "{{wildcard(1)}}.{{wildcard(2)}}.")
+			dest = strings.TrimPrefix(dest, anyComponent+".")
 		}
 		if dest != tr.Destination && bus.IsToken(dest) {
 			return dest, true
@@ -282,5 +287,5 @@ func checkName(cluster, domain string) error {
 // buckets of the same names would otherwise store them directly, beside
 // the copy their sources bring.
 func LocalOnly(b Buckets) []string {
-	return []string{"$KV." + b.status() + ".>", "$KV." + b.heartbeat() + ".>"}
+	return []string{kv.Subject(b.status(), ">"), kv.Subject(b.heartbeat(), ">")}
 }

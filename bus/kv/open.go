@@ -252,7 +252,11 @@ func (b *Bucket) Name() string { return b.name }
 // Config returns the bucket's settings as the server holds them.
 func (b *Bucket) Config() Config { return b.cfg }
 
-func (b *Bucket) subject(key string) string { return "$KV." + b.name + "." + key }
+func (b *Bucket) subject(key string) string { return Subject(b.name, key) }
+
+// Subject is the subject JetStream stores key of bucket under (key may be
+// a pattern: "*", ">").
+func Subject(bucket, key string) string { return "$KV." + bucket + "." + key }
 
 // apiPatterns match the JetStream API subjects that operations on the
 // bucket publish to (info, direct get, consumer create).
