@@ -58,7 +58,7 @@ func HubNameConflict(ctx context.Context, c *bus.Conn, bucket, domain string, ow
 	var now time.Time
 	err := kv.InDomain(ctx, c, bucket, domain, func(ctx context.Context, s jetstream.Stream) error {
 		now = s.CachedInfo().TimeStamp
-		m, err := s.GetLastMsgForSubject(ctx, "$KV."+bucket+"."+own.Cluster)
+		m, err := s.GetLastMsgForSubject(ctx, kv.Subject(bucket, own.Cluster))
 		if err != nil {
 			return err
 		}
