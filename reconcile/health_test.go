@@ -208,19 +208,31 @@ func TestACrashLoopCostsOnlyAJudgementOfHealth(t *testing.T) {
 
 	pods := kube.Clientset(t).CoreV1().Pods(e.ns)
 	pod := e.workerPod("crasher")
-	setState := func(s corev1.ContainerState, last *corev1.ContainerStateTerminated) {
+	setState := func(s corev1.ContainerState, last *corev1.ContainerStateTerminated, restarts int32, ready bool) {
 		t.Helper()
 		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "worker", Image: pod.Spec.Containers[0].Image,
-			State: s, LastTerminationState: corev1.ContainerState{Terminated: last}}}
+			State: s, LastTerminationState: corev1.ContainerState{Terminated: last}, RestartCount: restarts, Ready: ready}}
 		pod, err = pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
 		testenv.Must(t, err)
 	}
-	setState(corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, nil)
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	exited := &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error"}
-	setState(corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 10s"}}, exited)
-	e.waitConditionSays("crasher", rev, api.ConditionDegraded, "True", reasons.CrashLoopBackOff, "keeps exiting (last exit code 2, Error)")
-	setState(corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, exited)
+	setState(running, nil, 0, false)
 	e.waitConditionSays("crasher", rev, api.ConditionReady, "False", reasons.Progressing, "0 available")
+	// The kubelet's crash loop, as it shows it in turn: exited, waiting out
+	// the back-off, running again (not ready): Degraded throughout.
+	setState(corev1.ContainerState{Terminated: exited}, nil, 0, false)
+	e.waitConditionSays("crasher", rev, api.ConditionDegraded, "True", reasons.CrashLoopBackOff, "keeps exiting (last exit code 2, Error)")
+	written := e.recordStatuses("crasher")
+	setState(corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 10s"}}, exited, 1, false)
+	setState(running, exited, 1, false)
+	setState(running, exited, 1, true) // it stays up: no longer crashing
+	e.waitConditionSays("crasher", rev, api.ConditionReady, "False", reasons.Progressing, "0 available")
+	// From the back-off to the container staying up the judgement held:
+	// the one record written since says it stopped crashing.
+	if recs := written(); len(recs) != 1 || recs[0].IsTrue(api.ConditionDegraded) {
+		t.Errorf("records written from the back-off to the container staying up: %+v, want one, not Degraded", recs)
+	}
 	if n := lookups.count(); n != 0 {
 		t.Errorf("the workload's events cost %d full reconciles (stream lookups %v), want 0", n, lookups.seen())
 	}

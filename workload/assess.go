@@ -139,12 +139,8 @@ func podTrouble(pods []*corev1.Pod) (Health, bool) {
 // pull, start or stay up, else the scheduler's refusal.
 func podFinding(p *corev1.Pod) (finding, bool) {
 	statuses := append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...)
-	for _, c := range statuses {
-		w := c.State.Waiting
-		if w == nil {
-			continue
-		}
-		reason, ok := waitingReasons[w.Reason]
+	for i, c := range statuses {
+		reason, ok := containerTrouble(c, i < len(p.Status.InitContainerStatuses))
 		if !ok {
 			continue
 		}
@@ -155,7 +151,7 @@ func podFinding(p *corev1.Pod) (finding, bool) {
 		case reasons.CrashLoopBackOff:
 			f.rank, f.msg = 2, fmt.Sprintf("container %s of pod %s keeps exiting%s; restarted with back-off", c.Name, p.Name, lastExit(c))
 		default:
-			f.rank, f.msg = 1, fmt.Sprintf("container %s of pod %s cannot start: %s", c.Name, p.Name, w.Message)
+			f.rank, f.msg = 1, fmt.Sprintf("container %s of pod %s cannot start: %s", c.Name, p.Name, c.State.Waiting.Message)
 		}
 		return f, true
 	}
@@ -168,10 +164,37 @@ func podFinding(p *corev1.Pod) (finding, bool) {
 	return finding{}, false
 }
 
+// containerTrouble is what stops container c (an init container when
+// init), if anything: a waiting reason a user must act on, or an exit the
+// kubelet restarts it from (a worker's container restarts whenever it
+// ends; an init container only when it failed). The kubelet shows a
+// crashing container in turn as exited, waiting out its back-off
+// (CrashLoopBackOff) and running again, not ready, for as long as it
+// lasts: all three are one crash loop, so that the judgement does not flip
+// with the kubelet's timing (on a loaded node the exited state can last
+// for minutes).
+func containerTrouble(c corev1.ContainerStatus, init bool) (string, bool) {
+	last := c.LastTerminationState.Terminated
+	switch s := c.State; {
+	case s.Waiting != nil:
+		reason, ok := waitingReasons[s.Waiting.Reason]
+		return reason, ok
+	case s.Terminated != nil && (!init || s.Terminated.ExitCode != 0):
+		return reasons.CrashLoopBackOff, true
+	case s.Terminated == nil && !c.Ready && c.RestartCount > 0 && last != nil && last.ExitCode != 0:
+		return reasons.CrashLoopBackOff, true
+	}
+	return "", false
+}
+
 // lastExit describes how a container last ended: " (last exit code 1,
-// Error)", or "" when unknown.
+// Error)", or "" when unknown; an exit it has not been restarted from yet
+// counts as its last.
 func lastExit(c corev1.ContainerStatus) string {
 	t := c.LastTerminationState.Terminated
+	if c.State.Terminated != nil {
+		t = c.State.Terminated
+	}
 	if t == nil {
 		return ""
 	}

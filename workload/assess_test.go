@@ -24,6 +24,19 @@ func waitingPod(name, reason string) *corev1.Pod {
 	}}}}
 }
 
+// exitedPod is a pod whose worker exited with code after one restart: it
+// waits to be restarted again, or (running) runs again.
+func exitedPod(name string, code int32, running bool) *corev1.Pod {
+	c := corev1.ContainerStatus{Name: "worker", Image: "registry.example.com/w:1", RestartCount: 1,
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error"}}}
+	if running {
+		c.State.Running = &corev1.ContainerStateRunning{}
+	} else {
+		c.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error"}
+	}
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{c}}}
+}
+
 func TestAssess(t *testing.T) {
 	two, zero := int32(2), int32(0)
 	rolled := appsv1.DeploymentStatus{Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 2}
@@ -64,6 +77,21 @@ func TestAssess(t *testing.T) {
 		{"deadline", deployment(2, 2, &two, appsv1.DeploymentStatus{Replicas: 2, UpdatedReplicas: 1, Conditions: []appsv1.DeploymentCondition{{
 			Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "w-1" has timed out progressing.`}}}),
 			nil, false, true, reasons.ProgressDeadlineExceeded, "timed out progressing"},
+		{"a crash loop seen as exited (before its back-off)", deployment(2, 2, &two, halfway), []*corev1.Pod{exitedPod("e", 2, false)},
+			false, true, reasons.CrashLoopBackOff, "container worker of pod e keeps exiting (last exit code 2, Error)"},
+		{"a crash loop seen running again, not ready", deployment(2, 2, &two, halfway), []*corev1.Pod{exitedPod("r", 2, true)},
+			false, true, reasons.CrashLoopBackOff, "container worker of pod r keeps exiting (last exit code 2, Error)"},
+		{"a pod running and ready after a crash is no trouble", deployment(2, 2, &two, halfway), []*corev1.Pod{func() *corev1.Pod {
+			p := exitedPod("ok", 2, true)
+			p.Status.ContainerStatuses[0].Ready = true
+			return p
+		}()}, false, false, reasons.Progressing, "rolling out"},
+		{"a finished init container is no trouble", deployment(2, 2, &two, halfway), []*corev1.Pod{func() *corev1.Pod {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "i"}}
+			p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init",
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}}
+			return p
+		}()}, false, false, reasons.Progressing, "rolling out"},
 		{"a finished rollout ignores leftover pod trouble", deployment(2, 2, &two, rolled), []*corev1.Pod{waitingPod("x", "CrashLoopBackOff")}, true, false, reasons.Available, ""},
 	}
 	for _, tt := range tests {

@@ -302,12 +302,17 @@ func trimPod(obj any) (any, error) {
 func trimContainers(in []corev1.ContainerStatus) []corev1.ContainerStatus {
 	var out []corev1.ContainerStatus
 	for _, c := range in {
-		t := corev1.ContainerStatus{Name: c.Name, Image: c.Image}
+		// Whether it restarted, not how often: a restart that changes
+		// no judgement then notifies nobody.
+		t := corev1.ContainerStatus{Name: c.Name, Image: c.Image, Ready: c.Ready, RestartCount: min(c.RestartCount, 1)}
 		if w := c.State.Waiting; w != nil {
 			t.State.Waiting = &corev1.ContainerStateWaiting{Reason: w.Reason}
 			if _, flaps := waitingReasonsWithoutMessage[w.Reason]; !flaps {
 				t.State.Waiting.Message = w.Message
 			}
+		}
+		if x := c.State.Terminated; x != nil {
+			t.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: x.ExitCode, Reason: x.Reason}
 		}
 		if x := c.LastTerminationState.Terminated; x != nil {
 			t.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: x.ExitCode, Reason: x.Reason}
