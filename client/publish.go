@@ -44,7 +44,7 @@ type PublishOptions struct {
 }
 
 // ConflictError says a compare-and-set write lost: the key was at revision
-// Current (0: absent), not Expected. It matches bus.ErrRevisionMismatch.
+// Current (0: absent), not Expected. Find it with errors.As.
 type ConflictError struct {
 	Key      string
 	Expected uint64
@@ -61,7 +61,8 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("component %s: expected revision %d, but the current revision is %d", e.Key, e.Expected, e.Current)
 }
 
-// Unwrap returns bus.ErrRevisionMismatch.
+// Unwrap returns the stores' own revision-mismatch error, which callers
+// of the stores match.
 func (e *ConflictError) Unwrap() error { return bus.ErrRevisionMismatch }
 
 // publish stores value under key unless the key already holds exactly
