@@ -72,8 +72,10 @@ func (c *Client) Namespace() string { return c.namespace }
 // New binds to the buckets cfg names on nc, adopting the settings of those
 // that exist. nc stays the caller's: the client adds to its event
 // handlers (to re-create watches after a reconnect and to report
-// permission violations as errors) and never closes it. It returns an
-// error when NATS refuses or a bucket cannot be opened.
+// permission violations as errors) and never closes it. Open one Client
+// per connection and keep it: each New adds to the handlers for the
+// connection's life. It returns an error when NATS refuses or a bucket
+// cannot be opened.
 func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Client, error) {
 	conn, err := bus.Wrap(nc, cfg.JetStreamDomain)
 	if err != nil {

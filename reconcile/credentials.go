@@ -107,4 +107,3 @@ func (c *Controller) ensureCredentials(ctx context.Context, minter Minter, ns, c
 	}
 	return api.Child{Kind: kindSecret, Namespace: ns, Name: p.secret, Hash: p.hash, Expires: creds.Expires}, nil
 }
-

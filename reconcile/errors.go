@@ -125,6 +125,10 @@ func classifyOne(err error) (Class, string) {
 		return Waiting, reasons.Conflict
 	case errors.Is(err, ErrNamespaceMissing):
 		return Waiting, reasons.NamespaceMissing
+	case errors.Is(err, apply.ErrFenced):
+		// Deposed: the lease is lost, or about to be, and the loop stops
+		// with it; until then the key waits rather than being retried hot.
+		return Waiting, reasons.Fenced
 	case errors.Is(err, bus.ErrPermissionDenied) || apierrors.IsForbidden(err):
 		// NATS, or the API server: a namespace made after an
 		// all-namespaces install has no grant until install runs again.

@@ -428,7 +428,7 @@ func (c *Controller) writeStatus(ctx context.Context, st api.Status) error {
 	}
 	var rev uint64
 	err := c.fenced(ctx, func(ctx context.Context) error {
-		return checkedWrite(c.status.revision(st.Component), func(at uint64) (err error) {
+		return checkedWrite(ctx, c.status.revision(st.Component), func(at uint64) (err error) {
 			rev, err = c.deps.Statuses.Put(ctx, st, at)
 			return err
 		})
@@ -444,15 +444,19 @@ func (c *Controller) writeStatus(ctx context.Context, st api.Status) error {
 // has moved on (someone else wrote it: most often a write of this process
 // that timed out here but landed), once more at the revision it is at.
 // The first attempt is the one that may be late: a write sent before the
-// lease ran out and delayed in flight. The second is sent now, under the
-// fence, by a holder of the lease.
-func checkedWrite(rev uint64, write func(at uint64) error) error {
+// lease ran out and delayed in flight. The second is sent now, and only
+// while ctx, bounded by the fence's deadline, has not ended by the wall
+// clock: by a holder of the lease.
+func checkedWrite(ctx context.Context, rev uint64, write func(at uint64) error) error {
 	err := write(rev)
 	var moved *bus.RevisionMismatchError
-	if errors.As(err, &moved) {
-		err = write(moved.Current)
+	if !errors.As(err, &moved) {
+		return err
 	}
-	return err
+	if dl, ok := ctx.Deadline(); ctx.Err() != nil || ok && !time.Now().Before(dl) {
+		return err // retried as any failed write: through the fence again
+	}
+	return write(moved.Current)
 }
 
 // removeStatus deletes the status record of key if one was written.
@@ -462,7 +466,7 @@ func (c *Controller) removeStatus(ctx context.Context, key string) error {
 	}
 	var rev uint64
 	err := c.fenced(ctx, func(ctx context.Context) error {
-		return checkedWrite(c.status.revision(key), func(at uint64) (err error) {
+		return checkedWrite(ctx, c.status.revision(key), func(at uint64) (err error) {
 			rev, err = c.deps.Statuses.Delete(ctx, key, c.cfg.Cluster.Name, at)
 			return err
 		})

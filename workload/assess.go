@@ -107,11 +107,12 @@ var waitingReasons = map[string]string{
 }
 
 // podTrouble returns the most telling problem among pods (those being
-// deleted left out), counting the pods that share it.
+// deleted, and those that ended, an evicted pod say, left out: they are
+// replaced, not restarted), counting the pods that share it.
 func podTrouble(pods []*corev1.Pod) (Health, bool) {
 	var found []finding
 	for _, p := range pods {
-		if p.DeletionTimestamp != nil {
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
 			continue
 		}
 		if f, ok := podFinding(p); ok {

@@ -86,6 +86,11 @@ func TestAssess(t *testing.T) {
 			p.Status.ContainerStatuses[0].Ready = true
 			return p
 		}()}, false, false, reasons.Progressing, "rolling out"},
+		{"an evicted pod is no trouble (it is replaced)", deployment(2, 2, &two, halfway), []*corev1.Pod{func() *corev1.Pod {
+			p := exitedPod("ev", 137, false)
+			p.Status.Phase = corev1.PodFailed
+			return p
+		}()}, false, false, reasons.Progressing, "rolling out"},
 		{"a finished init container is no trouble", deployment(2, 2, &two, halfway), []*corev1.Pod{func() *corev1.Pod {
 			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "i"}}
 			p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init",

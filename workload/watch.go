@@ -288,7 +288,7 @@ func trimPod(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	out := &corev1.Pod{ObjectMeta: trimMeta(p.ObjectMeta)}
+	out := &corev1.Pod{ObjectMeta: trimMeta(p.ObjectMeta), Status: corev1.PodStatus{Phase: p.Status.Phase}}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
 			out.Status.Conditions = append(out.Status.Conditions, corev1.PodCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})

@@ -26,6 +26,9 @@ const (
 	NamespaceNotAllowed = "NamespaceNotAllowed"
 	// PermissionDenied: the API server or NATS refused the controller.
 	PermissionDenied = "PermissionDenied"
+	// Fenced: a child was written by a newer controller tenure (another
+	// controller took the lease over): this one writes it no more.
+	Fenced = "Fenced"
 	// InsufficientStorage: the broker or the namespace's quota has no
 	// room for the component's stream; re-checked every --recheck.
 	InsufficientStorage = "InsufficientStorage"

@@ -26,8 +26,8 @@ type Lease struct {
 	stop   context.CancelFunc
 	done   chan struct{}
 
-	// since is the server's time of the write that acquired the lease.
-	since time.Time
+	// token is this tenure's fencing token (Token).
+	token time.Time
 
 	mu         sync.Mutex
 	rev        uint64
@@ -52,13 +52,15 @@ func (l *Lease) Revision() uint64 {
 // API server compares them so).
 const TokenLayout = "2006-01-02T15:04:05.000000000Z"
 
-// Token is the fencing token of this tenure: the server's time of the write
-// that acquired the lease, in TokenLayout. A later tenure, of any holder,
-// has a later token: it can only begin after this one's record expired on
-// the server (TTL after its last renewal, which follows the acquisition).
-// It does not depend on the lease bucket's revisions, which start again
-// when the bucket is made again, nor on any holder's clock.
-func (l *Lease) Token() string { return l.since.UTC().Format(TokenLayout) }
+// Token is the fencing token of this tenure, in TokenLayout: the server's
+// time of the write that acquired the lease, or, when that is not later
+// than the last token issued for the lease (a server clock stepped back,
+// a stream leader whose clock is behind), a nanosecond after that one. A
+// later tenure, of any holder, has a later token: tokens are issued in
+// turn under the lease, the last one kept beside it (TokenKey). It does
+// not depend on the lease bucket's revisions, which start again when the
+// bucket is made again, nor on any holder's clock.
+func (l *Lease) Token() string { return l.token.UTC().Format(TokenLayout) }
 
 // Lost is closed when the lease is lost or released.
 func (l *Lease) Lost() <-chan struct{} { return l.lost }

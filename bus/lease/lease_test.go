@@ -271,3 +271,33 @@ func TestLeaseIsNotSharedByTwoProcessesWithTheSameHolderName(t *testing.T) {
 	}
 	testenv.Must(t, first.Release(ctx))
 }
+
+// TestATokenIsLaterThanTheLastIssuedWhateverTheClock: the last token
+// issued for a lease is an hour ahead of the server's clock (a clock
+// stepped back since, or a stream leader whose clock is behind); the next
+// tenure's token still comes after it, and is recorded as the last.
+func TestATokenIsLaterThanTheLastIssuedWhateverTheClock(t *testing.T) {
+	t.Parallel()
+	s := natstest.Start(t)
+	ctx := testenv.Ctx(t, 20*time.Second)
+	store := openLeases(t, s)
+	ahead := time.Now().Add(time.Hour).UTC().Format(lease.TokenLayout)
+	js, err := jetstream.New(s.Connect(t))
+	testenv.Must(t, err)
+	kv, err := js.KeyValue(ctx, lease.DefaultBucket)
+	testenv.Must(t, err)
+	_, err = kv.Put(ctx, lease.TokenKey("east"), []byte(ahead))
+	testenv.Must(t, err)
+
+	l, err := store.Acquire(ctx, "east", "a", fastLease)
+	testenv.Must(t, err)
+	defer l.Release(ctx)
+	if !(l.Token() > ahead) {
+		t.Fatalf("token %s after a last token of %s: a newer tenure would be fenced out by an older one", l.Token(), ahead)
+	}
+	last, err := kv.Get(ctx, lease.TokenKey("east"))
+	testenv.Must(t, err)
+	if string(last.Value()) != l.Token() {
+		t.Errorf("the last token recorded is %s, want this tenure's %s", last.Value(), l.Token())
+	}
+}

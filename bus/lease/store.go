@@ -162,7 +162,7 @@ func (s *Store) Acquire(ctx context.Context, name, holder string, opts Options) 
 		}
 		return nil, err
 	}
-	if err := l.readSince(ctx); err != nil {
+	if err := l.issueToken(ctx); err != nil {
 		rev := l.Revision()
 		_, _ = s.b.Write(context.WithoutCancel(ctx), name, nil, kv.OpDelete, &rev, 0) // give it back
 		return nil, err
@@ -173,15 +173,38 @@ func (s *Store) Acquire(ctx context.Context, name, holder string, opts Options) 
 	return l, nil
 }
 
-// readSince reads back the record that acquired l for the server's time
-// of it (the fencing token), before the first renewal replaces it.
-func (l *Lease) readSince(ctx context.Context) error {
+// TokenKey is the key, beside lease name's, of the last fencing token
+// issued for it. It has no TTL: it outlives every tenure.
+func TokenKey(name string) string { return name + ".token" }
+
+// issueToken gives l its fencing token: the server's time of the write
+// that acquired it, or a nanosecond after the last token issued for the
+// lease when that is not earlier, recorded under TokenKey with a
+// revision-checked write before any renewal replaces the acquiring
+// record. Only the holder writes the token key, so the check loses only
+// to a bucket made again meanwhile, which it then starts afresh.
+func (l *Lease) issueToken(ctx context.Context) error {
 	rev := l.Revision()
 	e, err := l.store.b.GetRevision(ctx, l.name, rev)
 	if err != nil {
 		return fmt.Errorf("bus: lease %s: read the acquiring write (revision %d) back: %w", l.name, rev, err)
 	}
-	l.since = e.Created
+	token, expect := e.Created, uint64(0)
+	last, err := l.store.b.Latest(ctx, TokenKey(l.name))
+	switch {
+	case errors.Is(err, bus.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("bus: lease %s: read the last token: %w", l.name, err)
+	default:
+		expect = last.Revision
+		if t, perr := time.Parse(TokenLayout, string(last.Value)); perr == nil && !token.After(t) {
+			token = t.Add(time.Nanosecond)
+		}
+	}
+	if _, err := l.store.b.Write(ctx, TokenKey(l.name), []byte(token.UTC().Format(TokenLayout)), kv.OpPut, &expect, 0); err != nil {
+		return fmt.Errorf("bus: lease %s: record its token: %w", l.name, err)
+	}
+	l.token = token
 	return nil
 }
 

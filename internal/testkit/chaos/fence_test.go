@@ -145,7 +145,8 @@ func TestChaosLeaderStatusDelayedInFlight(t *testing.T) {
 		r.hold(time.Second)
 		r.drv.Pause(true)
 		defer r.drv.Pause(false)
-		old, next := r.leader, r.serves[1]
+		old := r.proxiedLeads()
+		next := r.serves[len(r.serves)-1]
 		name := r.drv.Names()[cycle%keys]
 		seen := r.watchObserved(name)
 
@@ -221,4 +222,19 @@ func (r *rig) statusAt(name string, rev uint64) error {
 		return fmt.Errorf("the status of %s observed revision %d, want %d", name, rec.ObservedRevision, rev)
 	}
 	return nil
+}
+
+// proxiedLeads makes the controller that reaches NATS through the link
+// (the first) the leader and returns it: after a cycle the direct one
+// leads, so it is killed and a new direct standby started.
+func (r *rig) proxiedLeads() *serveProc {
+	r.t.Helper()
+	proxied := r.serves[0]
+	if r.leader != proxied {
+		r.kill(r.leader)
+		proxied.WaitReady(r.t, "leader", 30*time.Second)
+		r.leader = proxied
+		r.startServe().WaitReady(r.t, "standby", 30*time.Second)
+	}
+	return proxied
 }

@@ -137,12 +137,17 @@ func (p *Proxy) track(in, out net.Conn) bool {
 func (p *Proxy) Delay() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.delayed != nil {
+		close(p.delayed) // a delay not delivered yet ends here
+	}
 	p.delayed, p.held, p.trigger = make(chan struct{}), 0, nil
 }
 
 // DelayFrom delays as Delay does, from the first bytes a client sends that
 // hold trigger on (a protocol message, say), the bytes before it passing:
-// the message and everything after it arrive late.
+// the message and everything after it arrive late. The trigger is looked
+// for in each read from the client: one split across two reads (a
+// message larger than a read) is not seen, and Delaying says so.
 func (p *Proxy) DelayFrom(trigger []byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
