@@ -3,6 +3,8 @@ package api
 import (
 	"maps"
 	"slices"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // DeepCopy returns a copy of c that shares no memory with it: maps, slices
@@ -29,6 +31,8 @@ func (s Spec) deepCopy() Spec {
 	out.ImagePullSecrets = slices.Clone(s.ImagePullSecrets)
 	out.NodeSelector = maps.Clone(s.NodeSelector)
 	out.Tolerations = copyTolerations(s.Tolerations)
+	out.Affinity = s.Affinity.DeepCopy()
+	out.TopologySpreadConstraints = copySpread(s.TopologySpreadConstraints)
 	out.TerminationGracePeriodSeconds = clonePtr(s.TerminationGracePeriodSeconds)
 	out.Resources = s.Resources.deepCopy()
 	out.Jobs.Subjects = slices.Clone(s.Jobs.Subjects)
@@ -139,6 +143,17 @@ func copyTolerations(in []Toleration) []Toleration {
 	out := slices.Clone(in)
 	for i, t := range out {
 		out[i].TolerationSeconds = clonePtr(t.TolerationSeconds)
+	}
+	return out
+}
+
+func copySpread(in []corev1.TopologySpreadConstraint) []corev1.TopologySpreadConstraint {
+	if in == nil {
+		return nil
+	}
+	out := make([]corev1.TopologySpreadConstraint, len(in))
+	for i := range in {
+		in[i].DeepCopyInto(&out[i])
 	}
 	return out
 }

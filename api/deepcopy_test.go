@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -139,6 +140,11 @@ func TestDeepCopyCopiesEveryReference(t *testing.T) {
 	orig.Spec.Env = append(orig.Spec.Env, api.EnvVar{Name: "REGION", ValueFrom: &api.EnvSource{ConfigMapKeyRef: &api.KeyRef{Name: "site", Key: "region"}}})
 	orig.Spec.EnvFrom = append(orig.Spec.EnvFrom, api.EnvFromSource{SecretRef: &api.ObjectRef{Name: "tokens"}})
 	orig.Spec.Volumes = append(orig.Spec.Volumes, api.Volume{Name: "cfg", MountPath: "/etc/cfg", ConfigMap: &api.ObjectRef{Name: "cfg"}})
+	orig.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 50, PodAffinityTerm: corev1.PodAffinityTerm{
+			TopologyKey: "kubernetes.io/hostname", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}}}}}
+	orig.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone",
+		WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}}
 	w := &refWalk{t: t, set: map[string]bool{}}
 	w.walk("Component", reflect.ValueOf(orig), reflect.ValueOf(orig.DeepCopy()))
 	for field, set := range w.set {
@@ -189,8 +195,13 @@ func (w *refWalk) walk(path string, a, b reflect.Value) {
 			fa := a.Field(i)
 			switch fa.Kind() {
 			case reflect.Pointer, reflect.Map, reflect.Slice:
-				id := a.Type().String() + "." + f.Name
-				w.set[id] = w.set[id] || !fa.IsNil()
+				// The model's own fields must all be set; Kubernetes' types
+				// within it (affinity, selectors) are walked for sharing
+				// only.
+				if a.Type().PkgPath() == reflect.TypeFor[api.Component]().PkgPath() {
+					id := a.Type().String() + "." + f.Name
+					w.set[id] = w.set[id] || !fa.IsNil()
+				}
 			}
 			w.walk(path+"."+f.Name, fa, b.Field(i))
 		}

@@ -1,6 +1,9 @@
 package api
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // APIVersion and Kind identify a Component document.
 const (
@@ -48,6 +51,12 @@ type Spec struct {
 	NodeSelector      map[string]string `json:"nodeSelector,omitempty"`
 	Tolerations       []Toleration      `json:"tolerations,omitempty"`
 	PriorityClassName string            `json:"priorityClassName,omitempty"`
+	// Affinity (node affinity, pod affinity and anti-affinity) and
+	// TopologySpreadConstraints place the worker's pods as in a pod spec,
+	// in Kubernetes' own terms. A spread constraint without a labelSelector
+	// spreads the component's own pods.
+	Affinity                  *corev1.Affinity                  `json:"affinity,omitempty"`
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 	// TerminationGracePeriodSeconds is how long a stopping pod may take
 	// (Kubernetes' default: 30). The worker library drains running jobs
 	// for all of it but the last 5 seconds.

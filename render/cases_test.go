@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"testing"
 
 	"k8s.io/utils/ptr"
@@ -127,6 +128,12 @@ func renderCases() []renderCase {
 		PriorityClassName: "batch-low",
 		// 120s: the worker library drains for 115s.
 		TerminationGracePeriodSeconds: ptr.To[int64](120),
+		Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+				{Key: "kubernetes.io/arch", Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64", "arm64"}}}}}}}},
+		// No selector: it spreads the component's own pods.
+		TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone",
+			WhenUnsatisfiable: corev1.ScheduleAnyway}},
 	})
 
 	return []renderCase{

@@ -45,7 +45,7 @@ func deployment(c api.Component, cl Cluster, m meta) (*appsv1.Deployment, error)
 	if err := withNamespaceObjects(&ps, c.Spec, cl); err != nil {
 		return nil, err
 	}
-	withScheduling(&ps, c.Spec)
+	withScheduling(&ps, c.Spec, selectorLabels(md.Namespace, md.Name))
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: m.objectMeta(reloadAnnotation(c, cl)),

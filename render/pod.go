@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -85,8 +86,10 @@ func volumeSource(v api.Volume) corev1.VolumeSource {
 		Items:                items, DefaultMode: ptr.To(userVolumeMode), Optional: optional(r.Optional)}}
 }
 
-// withScheduling places and ranks the pods and bounds their termination.
-func withScheduling(ps *corev1.PodSpec, s api.Spec) {
+// withScheduling places and ranks the pods (a spread constraint without a
+// selector spreads the component's own: podSelector) and bounds their
+// termination.
+func withScheduling(ps *corev1.PodSpec, s api.Spec, podSelector map[string]string) {
 	ps.NodeSelector = s.NodeSelector
 	for _, t := range s.Tolerations {
 		ps.Tolerations = append(ps.Tolerations, corev1.Toleration{
@@ -96,6 +99,14 @@ func withScheduling(ps *corev1.PodSpec, s api.Spec) {
 	}
 	ps.PriorityClassName = s.PriorityClassName
 	ps.TerminationGracePeriodSeconds = s.TerminationGracePeriodSeconds
+	ps.Affinity = s.Affinity.DeepCopy()
+	for _, c := range s.TopologySpreadConstraints {
+		c = *c.DeepCopy()
+		if c.LabelSelector == nil {
+			c.LabelSelector = &metav1.LabelSelector{MatchLabels: podSelector}
+		}
+		ps.TopologySpreadConstraints = append(ps.TopologySpreadConstraints, c)
+	}
 }
 
 // envValueFrom is a variable's Kubernetes source, or nil when f names

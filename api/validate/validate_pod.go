@@ -43,6 +43,8 @@ func validatePod(s api.Spec, p *field.Path) field.ErrorList {
 		errs = append(errs, objectName(ip, r.Name, "a Secret")...)
 	}
 	errs = append(errs, validateScheduling(s.NodeSelector, s.Tolerations, s.PriorityClassName, p)...)
+	errs = append(errs, validateAffinity(s.Affinity, p.Child("affinity"))...)
+	errs = append(errs, validateSpread(s.TopologySpreadConstraints, p.Child("topologySpreadConstraints"))...)
 	if g := s.TerminationGracePeriodSeconds; g != nil {
 		errs = append(errs, between(p.Child("terminationGracePeriodSeconds"), *g, 1, MaxTerminationGracePeriod)...)
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -30,6 +32,13 @@ func podComponent() api.Component {
 		{Operator: "Exists", Effect: "NoExecute", TolerationSeconds: ptr.To(int64(300))}}
 	s.PriorityClassName = "batch-low"
 	s.TerminationGracePeriodSeconds = ptr.To(int64(120))
+	s.Affinity = &corev1.Affinity{
+		NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/arch", Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64", "arm64"}}}}}}},
+		PodAntiAffinity: &corev1.PodAntiAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100,
+			PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}}},
+	}
+	s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.ScheduleAnyway}}
 	return c
 }
 
@@ -77,6 +86,29 @@ func TestValidateReportsPodFieldPaths(t *testing.T) {
 			want(problem{invalid, "spec.tolerations[0].tolerationSeconds"})},
 		{"system priority class", func(s *api.Spec) { s.PriorityClassName = "system-node-critical" }, want(problem{forbidden, "spec.priorityClassName"})},
 		{"grace of zero", func(s *api.Spec) { s.TerminationGracePeriodSeconds = ptr.To(int64(0)) }, want(problem{invalid, "spec.terminationGracePeriodSeconds"})},
+		{"node affinity: unknown operator, and In without values", func(s *api.Spec) {
+			req := s.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions
+			req[0].Operator = "Like"
+			s.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms = append(
+				s.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms,
+				corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "pool", Operator: corev1.NodeSelectorOpIn}}})
+		}, want(problem{notSupported, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator"},
+			problem{required, "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[1].matchExpressions[0].values"})},
+		{"anti-affinity weight and topology key", func(s *api.Spec) {
+			w := &s.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0]
+			w.Weight, w.PodAffinityTerm.TopologyKey = 101, ""
+		}, want(problem{invalid, "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight"},
+			problem{required, "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey"})},
+		{"spread: no skew, no policy, twice", func(s *api.Spec) {
+			s.TopologySpreadConstraints[0].MaxSkew = 0
+			s.TopologySpreadConstraints = append(s.TopologySpreadConstraints, s.TopologySpreadConstraints[0])
+			s.TopologySpreadConstraints[1].MaxSkew, s.TopologySpreadConstraints[1].WhenUnsatisfiable = 1, ""
+			s.TopologySpreadConstraints = append(s.TopologySpreadConstraints, s.TopologySpreadConstraints[1])
+			s.TopologySpreadConstraints[2].WhenUnsatisfiable = corev1.DoNotSchedule
+			s.TopologySpreadConstraints = append(s.TopologySpreadConstraints, s.TopologySpreadConstraints[2])
+		}, want(problem{invalid, "spec.topologySpreadConstraints[0].maxSkew"},
+			problem{notSupported, "spec.topologySpreadConstraints[1].whenUnsatisfiable"},
+			problem{duplicate, "spec.topologySpreadConstraints[3]"})},
 		{"env override from minted credentials", func(s *api.Spec) {
 			s.Overrides = []api.Override{{Clusters: []string{"east"}, Env: []api.EnvVar{{Name: "TOKEN",
 				ValueFrom: &api.EnvSource{SecretKeyRef: &api.KeyRef{Name: "x-nats", Key: "k"}}}}}}
