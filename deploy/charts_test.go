@@ -217,7 +217,7 @@ func checkRules(t *testing.T, obj map[string]any, nsVerbs []string, secrets bool
 		}
 		for _, res := range r.Resources {
 			switch res {
-			case "deployments", "networkpolicies", "scaledobjects":
+			case "deployments", "networkpolicies", "scaledobjects", "poddisruptionbudgets":
 				if !slices.Equal(r.Verbs, managed) {
 					t.Errorf("%s verbs = %v, want %v", res, r.Verbs, managed)
 				}
@@ -260,7 +260,7 @@ func checkWatchRules(t *testing.T, obj map[string]any, nsVerbs []string) {
 		for _, res := range r.Resources {
 			seen++
 			switch res {
-			case "deployments", "networkpolicies", "scaledobjects", "pods":
+			case "deployments", "networkpolicies", "scaledobjects", "poddisruptionbudgets", "pods":
 				if !slices.Equal(r.Verbs, []string{"list", "watch"}) {
 					t.Errorf("cluster-wide %s verbs = %v, want [list watch]", res, r.Verbs)
 				}
@@ -273,8 +273,8 @@ func checkWatchRules(t *testing.T, obj map[string]any, nsVerbs []string) {
 			}
 		}
 	}
-	if seen != 5 {
-		t.Errorf("cluster-wide reads cover %d resources, want 5", seen)
+	if seen != 6 {
+		t.Errorf("cluster-wide reads cover %d resources, want 6", seen)
 	}
 }
 

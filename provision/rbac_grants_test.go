@@ -44,6 +44,8 @@ func TestAllNamespacesGrantsNoWriteInTheDeniedOnes(t *testing.T) {
 		{Group: "networking.k8s.io", Resource: "networkpolicies", Verb: "delete"},
 		{Group: "keda.sh", Resource: "scaledobjects", Verb: "create"},
 		{Group: "keda.sh", Resource: "scaledobjects", Verb: "delete"},
+		{Group: "policy", Resource: "poddisruptionbudgets", Verb: "patch"},
+		{Group: "policy", Resource: "poddisruptionbudgets", Verb: "delete"},
 		{Resource: "secrets", Verb: "get"},
 		{Resource: "secrets", Verb: "create"},
 		{Resource: "secrets", Verb: "delete"},
@@ -66,6 +68,7 @@ func TestAllNamespacesGrantsNoWriteInTheDeniedOnes(t *testing.T) {
 	for _, a := range []authorizationv1.ResourceAttributes{
 		{Group: "apps", Resource: "deployments", Verb: "watch"},
 		{Group: "networking.k8s.io", Resource: "networkpolicies", Verb: "list"},
+		{Group: "policy", Resource: "poddisruptionbudgets", Verb: "watch"},
 		{Resource: "namespaces", Verb: "get", Name: after},
 	} {
 		if !allowed(t, user, a) {

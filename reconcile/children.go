@@ -36,14 +36,19 @@ type childKind struct {
 var secretKind = childKind{gvk: schema.GroupVersionKind{Version: "v1", Kind: "Secret"}}
 
 // childKinds are the listed children in removal order, the reverse of
-// apply order: the ScaledObject stops scaling, the workers go, and only
-// then does their NetworkPolicy. Three fixed resources rather than the
+// apply order: the ScaledObject stops scaling, the disruption budget and
+// the workers go, and only then does their NetworkPolicy. The budget is
+// optional like the ScaledObject: a controller whose role predates it (an
+// install not run again) runs without it, its components waiting with
+// KindForbidden, instead of not starting. Three fixed resources rather than the
 // RESTMapper apply has: served asks one group version whether KEDA's is
 // there, where the mapper would read all of discovery again at every
 // recheck while KEDA is not installed.
 var childKinds = []childKind{
 	{schema.GroupVersionKind{Group: "keda.sh", Version: "v1alpha1", Kind: "ScaledObject"},
 		schema.GroupVersionResource{Group: "keda.sh", Version: "v1alpha1", Resource: "scaledobjects"}, true},
+	{schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"},
+		schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}, true},
 	{schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"},
 		schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, false},
 	{schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy"},

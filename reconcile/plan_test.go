@@ -57,6 +57,7 @@ func liveChild(kind int, ns, name string) child {
 
 const (
 	scaledObjectKind = iota
+	budgetKind
 	deploymentKind
 	networkPolicyKind
 )
@@ -66,6 +67,7 @@ func TestDecide(t *testing.T) {
 	all := namespacePolicy{}
 	dep, np, so := liveChild(deploymentKind, "media", "resizer"), liveChild(networkPolicyKind, "media", "resizer"),
 		liveChild(scaledObjectKind, "media", "resizer")
+	pdb := liveChild(budgetKind, "media", "resizer")
 	tests := []struct {
 		name        string
 		entry       specEntry
@@ -84,10 +86,10 @@ func TestDecide(t *testing.T) {
 			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment"}},
 		{name: "a scaled component adds its ScaledObject",
 			entry: specEntry{rev: 3, value: spec(t, "media", "resizer", scaled)}, policy: all,
-			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment", "ScaledObject"}},
-		{name: "scaling removed prunes the ScaledObject only",
-			entry: specEntry{rev: 4, value: spec(t, "media", "resizer")}, policy: all, live: []child{dep, np, so},
-			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment"}, wantPrune: []child{so}},
+			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment", "PodDisruptionBudget", "ScaledObject"}},
+		{name: "scaling removed prunes the ScaledObject and the disruption budget only",
+			entry: specEntry{rev: 4, value: spec(t, "media", "resizer")}, policy: all, live: []child{dep, np, pdb, so},
+			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment"}, wantPrune: []child{pdb, so}},
 		{name: "placed by name on this cluster",
 			entry: specEntry{rev: 1, value: spec(t, "media", "resizer", placedOn("east", "west"))}, policy: all,
 			wantKind: planApply, wantDesired: []string{"NetworkPolicy", "Deployment"}},

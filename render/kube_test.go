@@ -29,9 +29,10 @@ const fieldManager = "tinyctl"
 func resource(t *testing.T, u *unstructured.Unstructured) schema.GroupVersionResource {
 	t.Helper()
 	plural := map[string]string{
-		"Deployment":    "deployments",
-		"NetworkPolicy": "networkpolicies",
-		"ScaledObject":  "scaledobjects",
+		"Deployment":          "deployments",
+		"NetworkPolicy":       "networkpolicies",
+		"PodDisruptionBudget": "poddisruptionbudgets",
+		"ScaledObject":        "scaledobjects",
 	}[u.GetKind()]
 	if plural == "" {
 		t.Fatalf("no resource known for kind %s", u.GetKind())
@@ -61,8 +62,8 @@ func renderIn(t *testing.T, tc renderCase, ns string) []*unstructured.Unstructur
 	return children
 }
 
-// TestAPIServerAcceptsRenderedObjects applies every case's Deployment and
-// NetworkPolicy to a namespace that warns on the restricted Pod Security
+// TestAPIServerAcceptsRenderedObjects applies every case's Deployment,
+// NetworkPolicy and PodDisruptionBudget to a namespace that warns on the restricted Pod Security
 // Standard, and expects no warning: the worker would be admitted where
 // that standard is enforced.
 func TestAPIServerAcceptsRenderedObjects(t *testing.T) {
@@ -70,7 +71,10 @@ func TestAPIServerAcceptsRenderedObjects(t *testing.T) {
 	for _, tc := range renderCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			dc, warnings := kube.Dynamic(t)
-			for _, u := range renderIn(t, tc, ns)[:2] {
+			for _, u := range renderIn(t, tc, ns) {
+				if u.GetKind() == "ScaledObject" {
+					continue // its CRD: TestScaledObjectMatchesCRD
+				}
 				if _, err := applyChild(t, dc, u, false); err != nil {
 					t.Fatalf("apply %s: %v", u.GetKind(), err)
 				}
@@ -142,7 +146,7 @@ func TestUnhardenedPodIsReported(t *testing.T) {
 // spec.replicas, so KEDA's scaling survives every later apply.
 func TestScaledDeploymentLeavesReplicasToKEDA(t *testing.T) {
 	ns := kube.Namespace(t, nil)
-	dep := renderIn(t, findCase(t, "scaled-to-zero"), ns)[0]
+	dep := ofKind(t, renderIn(t, findCase(t, "scaled-to-zero"), ns), "Deployment")
 	dc, _ := kube.Dynamic(t)
 	live, err := applyChild(t, dc, dep, true)
 	if err != nil {
@@ -165,10 +169,10 @@ func TestScaledObjectMatchesCRD(t *testing.T) {
 	applied := 0
 	for _, tc := range renderCases() {
 		children := renderIn(t, tc, ns)
-		if len(children) < 3 {
+		so := children[len(children)-1]
+		if so.GetKind() != "ScaledObject" {
 			continue
 		}
-		so := children[2]
 		live, err := applyChild(t, dc, so, true)
 		if err != nil {
 			t.Fatalf("%s: apply ScaledObject: %v", tc.name, err)
@@ -212,7 +216,7 @@ func TestCRDRefusesMalformedScaledObjects(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			so := renderIn(t, findCase(t, "scaled-to-zero"), ns)[2]
+			so := ofKind(t, renderIn(t, findCase(t, "scaled-to-zero"), ns), "ScaledObject")
 			tt.breakIt(so.Object)
 			_, err := dc.Resource(resource(t, so)).Namespace(ns).Create(context.Background(), so,
 				metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
@@ -224,6 +228,18 @@ func TestCRDRefusesMalformedScaledObjects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ofKind is the child of kind among children.
+func ofKind(t *testing.T, children []*unstructured.Unstructured, kind string) *unstructured.Unstructured {
+	t.Helper()
+	for _, c := range children {
+		if c.GetKind() == kind {
+			return c
+		}
+	}
+	t.Fatalf("no %s among the rendered children", kind)
+	return nil
 }
 
 func findCase(t *testing.T, name string) renderCase {

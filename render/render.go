@@ -6,6 +6,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	appsv1 "k8s.io/api/apps/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +21,9 @@ type Objects struct {
 	Deployment *appsv1.Deployment
 	// NetworkPolicy denies all ingress and allows the component's egress.
 	NetworkPolicy *networkingv1.NetworkPolicy
+	// PodDisruptionBudget keeps all but one worker pod through voluntary
+	// disruptions, nil when the component runs at most one pod.
+	PodDisruptionBudget *policyv1.PodDisruptionBudget
 	// ScaledObject is a keda.sh/v1alpha1 ScaledObject, nil when the
 	// component has no spec.scaling.
 	ScaledObject *unstructured.Unstructured
@@ -59,6 +63,9 @@ func Render(c api.Component, revision uint64, cl Cluster) (Objects, error) {
 	if o.NetworkPolicy, err = networkPolicy(c, cl, m); err != nil {
 		return Objects{}, invalid(c, "network policy", err)
 	}
+	if o.PodDisruptionBudget, err = podDisruptionBudget(c, m); err != nil {
+		return Objects{}, invalid(c, "pod disruption budget", err)
+	}
 	if o.ScaledObject, err = scaledObject(c, cl, m); err != nil {
 		return Objects{}, invalid(c, "scaled object", err)
 	}
@@ -73,12 +80,17 @@ func invalid(c api.Component, part string, err error) error {
 // for server-side apply, in the order they must be applied: the
 // NetworkPolicy first, so that no worker pod runs before its egress is
 // confined (the loop stops at the first failed apply), then the
-// Deployment, then the ScaledObject when there is one. The empty status
+// Deployment, its PodDisruptionBudget and its ScaledObject when it has
+// them. The empty status
 // of typed objects is left out, as an apply configuration does. It fails
 // only if an object cannot be converted, which Render never produces.
 func (o Objects) Children() ([]*unstructured.Unstructured, error) {
-	out := make([]*unstructured.Unstructured, 0, 3)
-	for _, obj := range []runtime.Object{o.NetworkPolicy, o.Deployment} {
+	out := make([]*unstructured.Unstructured, 0, 4)
+	objs := []runtime.Object{o.NetworkPolicy, o.Deployment}
+	if o.PodDisruptionBudget != nil {
+		objs = append(objs, o.PodDisruptionBudget)
+	}
+	for _, obj := range objs {
 		u, err := toUnstructured(obj)
 		if err != nil {
 			return nil, err

@@ -62,6 +62,10 @@ and updates), delete (a component removed or a child no longer rendered). */}}
 - apiGroups: ["keda.sh"]
   resources: ["scaledobjects"]
   verbs: ["get", "list", "watch", "create", "patch", "delete"]
+# A component with more than one pod keeps all but one through drains.
+- apiGroups: ["policy"]
+  resources: ["poddisruptionbudgets"]
+  verbs: ["get", "list", "watch", "create", "patch", "delete"]
 # The workers' pods, read only: a component is Ready when its pods run,
 # and says why not (ImagePullBackOff, CrashLoopBackOff, Unschedulable).
 - apiGroups: [""]

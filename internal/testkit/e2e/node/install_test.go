@@ -121,6 +121,12 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 	}
 	rolledOut(t, workerNS, workerName, 2, 2*time.Minute)
 	statusReady(t, u, 1)
+	// Two workers: a drain takes one at a time.
+	pdb, err := cs.PolicyV1().PodDisruptionBudgets(workerNS).Get(ctx, workerName, metav1.GetOptions{})
+	testenv.Must(t, err)
+	if pdb.Spec.MaxUnavailable == nil || pdb.Spec.MaxUnavailable.IntValue() != 1 {
+		t.Errorf("PodDisruptionBudget %s: maxUnavailable %v, want 1", workerName, pdb.Spec.MaxUnavailable)
+	}
 	// The namespace's own accounts exist now: watch its streams' account.
 	obs := observeJobs(t, url, workerNS)
 	apiWrites := watchJetStreamWrites(t, obs.nc)
@@ -229,6 +235,10 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 	})
 	gone(t, "NetworkPolicy", time.Minute, func() error {
 		_, err := cs.NetworkingV1().NetworkPolicies(workerNS).Get(ctx, workerName, metav1.GetOptions{})
+		return err
+	})
+	gone(t, "PodDisruptionBudget", time.Minute, func() error {
+		_, err := cs.PolicyV1().PodDisruptionBudgets(workerNS).Get(ctx, workerName, metav1.GetOptions{})
 		return err
 	})
 	gone(t, "credentials Secret", time.Minute, func() error {
