@@ -51,6 +51,15 @@ type Spec struct {
 	NodeSelector      map[string]string `json:"nodeSelector,omitempty"`
 	Tolerations       []Toleration      `json:"tolerations,omitempty"`
 	PriorityClassName string            `json:"priorityClassName,omitempty"`
+	// ServiceAccountName runs the worker's pods as that ServiceAccount of
+	// the component's namespace (a cloud workload identity, say), where
+	// the cluster's operator allows it for the namespace (tinyctl serve
+	// --service-account-namespaces); by default they run as the
+	// namespace's default account. AutomountServiceAccountToken mounts the
+	// account's API token into the pods, which tinyctl does only when
+	// asked.
+	ServiceAccountName           string `json:"serviceAccountName,omitempty"`
+	AutomountServiceAccountToken bool   `json:"automountServiceAccountToken,omitempty"`
 	// Affinity (node affinity, pod affinity and anti-affinity) and
 	// TopologySpreadConstraints place the worker's pods as in a pod spec,
 	// in Kubernetes' own terms. A spread constraint without a labelSelector

@@ -53,6 +53,11 @@ type Config struct {
 	// CreateNamespaces lets the controller create a missing target
 	// namespace; otherwise the component waits with NamespaceMissing.
 	CreateNamespaces bool
+	// ServiceAccountNamespaces are the namespaces whose components may run
+	// as a ServiceAccount of their own (spec.serviceAccountName); "*"
+	// allows every managed namespace. Elsewhere such a component stalls
+	// with reason ServiceAccountNotAllowed. Empty: none.
+	ServiceAccountNamespaces []string
 	// Tenancy scopes the subjects each namespace's components may bind and
 	// publish (the zero value: only those under the namespace's name).
 	Tenancy validate.Tenancy
@@ -118,4 +123,6 @@ type namespacePolicy struct {
 	denied  []string
 	create  bool
 	tenancy validate.Tenancy
+	// accounts may name a ServiceAccount ("*": every namespace).
+	accounts []string
 }

@@ -78,7 +78,8 @@ func (c *Controller) gather(ctx context.Context, key string) (input, bool, error
 	in := input{key: key, entry: e, settings: c.cfg.Cluster, now: c.clock.Now(),
 		minting: c.deps.Minter != nil || c.deps.Tenants != nil, ttl: c.cfg.CredentialsTTL, tls: c.cfg.WorkerTLS, acceptUnplace: c.accepted[key],
 		cluster: cluster.Identity{Name: c.cfg.Cluster.Name, Labels: c.cfg.ClusterLabels}, bucket: c.bucketName(),
-		policy: namespacePolicy{allowed: c.cfg.Namespaces, denied: c.cfg.DenyNamespaces, create: c.cfg.CreateNamespaces, tenancy: c.cfg.Tenancy}}
+		policy: namespacePolicy{allowed: c.cfg.Namespaces, denied: c.cfg.DenyNamespaces, create: c.cfg.CreateNamespaces,
+			tenancy: c.cfg.Tenancy, accounts: c.cfg.ServiceAccountNamespaces}}
 	if ns, name, err := api.ParseKey(key); err == nil {
 		in.live = c.children.of(ns, name)
 		if c.deps.Tenants != nil {

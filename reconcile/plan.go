@@ -146,7 +146,7 @@ func decide(in input) plan {
 	}
 	// This cluster's namespace policy matters only where the component is
 	// placed: a component placed elsewhere is nothing to this cluster.
-	if err := in.policy.admits(comp.Metadata.Namespace); err != nil {
+	if err := errors.Join(in.policy.admits(comp.Metadata.Namespace), in.policy.admitsAccount(comp)); err != nil {
 		p.kind, p.err = planInvalid, err
 		return p
 	}
@@ -217,6 +217,18 @@ func (p namespacePolicy) admits(ns string) error {
 			fmt.Errorf("namespace %q is reserved: this controller manages every namespace but %v", ns, p.denied))
 	}
 	return nil
+}
+
+// admitsAccount says whether comp may run as the ServiceAccount it names
+// (none needs no leave).
+func (p namespacePolicy) admitsAccount(comp api.Component) error {
+	name, ns := comp.Spec.ServiceAccountName, comp.Metadata.Namespace
+	if name == "" || slices.Contains(p.accounts, "*") || slices.Contains(p.accounts, ns) {
+		return nil
+	}
+	return withClass(Permanent, reasons.ServiceAccountNotAllowed,
+		fmt.Errorf("spec.serviceAccountName %q: this cluster's operator lets no component of namespace %q run as a ServiceAccount of its own "+
+			"(tinyctl serve --service-account-namespaces, chart value serviceAccountNamespaces)", name, ns))
 }
 
 // streamPolicyDeletes reports whether the stored value asks for its stream

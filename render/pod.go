@@ -99,6 +99,8 @@ func withScheduling(ps *corev1.PodSpec, s api.Spec, podSelector map[string]strin
 	}
 	ps.PriorityClassName = s.PriorityClassName
 	ps.TerminationGracePeriodSeconds = s.TerminationGracePeriodSeconds
+	ps.ServiceAccountName = s.ServiceAccountName
+	ps.AutomountServiceAccountToken = ptr.To(s.AutomountServiceAccountToken)
 	ps.Affinity = s.Affinity.DeepCopy()
 	for _, c := range s.TopologySpreadConstraints {
 		c = *c.DeepCopy()

@@ -26,6 +26,9 @@ const (
 	NamespaceNotAllowed = "NamespaceNotAllowed"
 	// PermissionDenied: the API server or NATS refused the controller.
 	PermissionDenied = "PermissionDenied"
+	// ServiceAccountNotAllowed: the component names a ServiceAccount in a
+	// namespace whose components the operator does not let run as one.
+	ServiceAccountNotAllowed = "ServiceAccountNotAllowed"
 	// Fenced: a child was written by a newer controller tenure (another
 	// controller took the lease over): this one writes it no more.
 	Fenced = "Fenced"

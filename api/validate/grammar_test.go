@@ -83,8 +83,9 @@ func TestWarnings(t *testing.T) {
 	c.Spec.Image = "acme/extractor:latest"
 	c.Spec.Jobs.Consumer.Backoff[0] = "5s"
 	c.Spec.Egress.Allow[0].CIDR, c.Spec.Egress.Allow[0].Except = "0.0.0.0/0", nil
+	c.Spec.AutomountServiceAccountToken = true // the default account's token
 	got := Warnings(c)
-	wantPrefixes := []string{"spec.image: ", "spec.jobs.consumer.backoff[0]: ", "spec.egress.allow[0].cidr: "}
+	wantPrefixes := []string{"spec.image: ", "spec.jobs.consumer.backoff[0]: ", "spec.egress.allow[0].cidr: ", "spec.automountServiceAccountToken: "}
 	if len(got) != len(wantPrefixes) {
 		t.Fatalf("warnings %q, want %d", got, len(wantPrefixes))
 	}

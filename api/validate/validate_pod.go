@@ -43,6 +43,9 @@ func validatePod(s api.Spec, p *field.Path) field.ErrorList {
 		errs = append(errs, objectName(ip, r.Name, "a Secret")...)
 	}
 	errs = append(errs, validateScheduling(s.NodeSelector, s.Tolerations, s.PriorityClassName, p)...)
+	if n := s.ServiceAccountName; n != "" {
+		errs = append(errs, objectName(p.Child("serviceAccountName"), n, "a ServiceAccount")...)
+	}
 	errs = append(errs, validateAffinity(s.Affinity, p.Child("affinity"))...)
 	errs = append(errs, validateSpread(s.TopologySpreadConstraints, p.Child("topologySpreadConstraints"))...)
 	if g := s.TerminationGracePeriodSeconds; g != nil {

@@ -86,6 +86,7 @@ func TestValidateReportsPodFieldPaths(t *testing.T) {
 			want(problem{invalid, "spec.tolerations[0].tolerationSeconds"})},
 		{"system priority class", func(s *api.Spec) { s.PriorityClassName = "system-node-critical" }, want(problem{forbidden, "spec.priorityClassName"})},
 		{"grace of zero", func(s *api.Spec) { s.TerminationGracePeriodSeconds = ptr.To(int64(0)) }, want(problem{invalid, "spec.terminationGracePeriodSeconds"})},
+		{"service account not a DNS name", func(s *api.Spec) { s.ServiceAccountName = "Indexer" }, want(problem{invalid, "spec.serviceAccountName"})},
 		{"node affinity: unknown operator, and In without values", func(s *api.Spec) {
 			req := s.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions
 			req[0].Operator = "Like"

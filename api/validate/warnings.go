@@ -31,6 +31,10 @@ func Warnings(c api.Component) []string {
 	}
 	out = append(out, backoffWarnings(c.Spec.Jobs.Consumer, spec.Child("jobs", "consumer"))...)
 	out = append(out, egressWarnings(c.Spec.Egress, spec.Child("egress"))...)
+	if c.Spec.AutomountServiceAccountToken && c.Spec.ServiceAccountName == "" {
+		out = append(out, fmt.Sprintf("%s: mounts the API token of the namespace's default ServiceAccount into every worker pod; "+
+			"name the account the worker needs (serviceAccountName), or leave the token out", spec.Child("automountServiceAccountToken")))
+	}
 	return append(out, overrideWarnings(c.Spec, spec.Child("overrides"))...)
 }
 

@@ -84,6 +84,7 @@ func TestServeFlagsReadTheirVariables(t *testing.T) {
 		"namespaces":                     "TINYCTL_NAMESPACES",
 		"deny-namespaces":                "TINYCTL_DENY_NAMESPACES",
 		"create-namespaces":              "TINYCTL_CREATE_NAMESPACES",
+		"service-account-namespaces":     "TINYCTL_SERVICE_ACCOUNT_NAMESPACES",
 		"replicas":                       "TINYCTL_REPLICAS",
 		"status-bucket":                  "TINYCTL_STATUS_BUCKET",
 		"subject-prefixes":               "TINYCTL_SUBJECT_PREFIXES",
