@@ -32,6 +32,11 @@ func (s Spec) deepCopy() Spec {
 	out.NodeSelector = maps.Clone(s.NodeSelector)
 	out.Tolerations = copyTolerations(s.Tolerations)
 	out.Affinity = s.Affinity.DeepCopy()
+	if s.Probes != nil {
+		p := *s.Probes
+		p.Liveness, p.Readiness = s.Probes.Liveness.DeepCopy(), s.Probes.Readiness.DeepCopy()
+		out.Probes = &p
+	}
 	out.TopologySpreadConstraints = copySpread(s.TopologySpreadConstraints)
 	out.TerminationGracePeriodSeconds = clonePtr(s.TerminationGracePeriodSeconds)
 	out.Resources = s.Resources.deepCopy()

@@ -145,6 +145,8 @@ func TestDeepCopyCopiesEveryReference(t *testing.T) {
 			TopologyKey: "kubernetes.io/hostname", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}}}}}
 	orig.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone",
 		WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}}
+	orig.Spec.Probes = &api.Probes{Liveness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/alive"}}}},
+		Readiness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/ready"}}}}}
 	w := &refWalk{t: t, set: map[string]bool{}}
 	w.walk("Component", reflect.ValueOf(orig), reflect.ValueOf(orig.DeepCopy()))
 	for field, set := range w.set {

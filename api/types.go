@@ -60,6 +60,8 @@ type Spec struct {
 	// asked.
 	ServiceAccountName           string `json:"serviceAccountName,omitempty"`
 	AutomountServiceAccountToken bool   `json:"automountServiceAccountToken,omitempty"`
+	// Probes tell the kubelet whether the worker is alive and ready.
+	Probes *Probes `json:"probes,omitempty"`
 	// Affinity (node affinity, pod affinity and anti-affinity) and
 	// TopologySpreadConstraints place the worker's pods as in a pod spec,
 	// in Kubernetes' own terms. A spread constraint without a labelSelector
@@ -89,6 +91,16 @@ type Spec struct {
 	// fix): nothing of it is applied, reverted or pruned until it is
 	// false again; an explicit delete still removes it.
 	Suspend bool `json:"suspend,omitempty"`
+}
+
+// Probes are the worker container's liveness and readiness probes:
+// Worker for those the worker library serves (tinyctl sets its health
+// address and probes /healthz and /readyz), or Liveness and Readiness in
+// Kubernetes' own terms for a worker written without it.
+type Probes struct {
+	Worker    bool          `json:"worker,omitempty"`
+	Liveness  *corev1.Probe `json:"liveness,omitempty"`
+	Readiness *corev1.Probe `json:"readiness,omitempty"`
 }
 
 // EnvVar is one environment variable of the worker container: a literal

@@ -1,14 +1,14 @@
 package render_test
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	"github.com/tinyctl/tinyctl/api/defaults"
-
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/defaults"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -97,6 +97,7 @@ func renderCases() []renderCase {
 	fixed := component("thumbnailer", api.Spec{
 		Command:  []string{"/thumbnailer"},
 		Replicas: ptr.To[int32](3),
+		Probes:   &api.Probes{Worker: true},
 		Jobs: api.Jobs{
 			Subjects: []string{"jobs.thumbs.small", "jobs.thumbs.large"},
 			Stream:   api.StreamSpec{Storage: "memory", MaxAge: "1h", DuplicateWindow: "30s", MaxMsgs: 10000, MaxBytes: 1 << 22},
@@ -134,6 +135,12 @@ func renderCases() []renderCase {
 		// No selector: it spreads the component's own pods.
 		TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone",
 			WhenUnsatisfiable: corev1.ScheduleAnyway}},
+		// A worker written without the library, probed its own way.
+		Probes: &api.Probes{
+			Liveness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/live", Port: intstr.FromInt32(8080)}},
+				PeriodSeconds: 20},
+			Readiness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/ledger", "ready"}}}},
+		},
 	})
 
 	return []renderCase{

@@ -6,17 +6,17 @@ import (
 	"sort"
 	"time"
 
-	"github.com/tinyctl/tinyctl/api/defaults"
-	"github.com/tinyctl/tinyctl/api/workerenv"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/defaults"
 	"github.com/tinyctl/tinyctl/api/podlayout"
+	"github.com/tinyctl/tinyctl/api/workerenv"
 )
 
 // Names inside the worker pod.
@@ -152,7 +152,29 @@ func container(c api.Component, cl Cluster) (corev1.Container, error) {
 			Name: credsVolume, MountPath: CredentialsDir, ReadOnly: true,
 		})
 	}
+	withProbes(&ctr, c.Spec.Probes)
 	return ctr, nil
+}
+
+// withProbes sets the container's probes: the worker library's (a named
+// port, /healthz for liveness and /readyz for readiness) or the user's.
+func withProbes(ctr *corev1.Container, p *api.Probes) {
+	switch {
+	case p == nil:
+		return
+	case !p.Worker:
+		ctr.LivenessProbe, ctr.ReadinessProbe = p.Liveness.DeepCopy(), p.Readiness.DeepCopy()
+		return
+	}
+	ctr.Ports = []corev1.ContainerPort{{Name: podlayout.HealthPortName, ContainerPort: podlayout.HealthPort, Protocol: corev1.ProtocolTCP}}
+	get := func(path string) corev1.ProbeHandler {
+		return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString(podlayout.HealthPortName), Scheme: corev1.URISchemeHTTP}}
+	}
+	// Liveness fails only when the connection is closed for good; three
+	// misses 10 seconds apart restart the container. Readiness follows
+	// the connection every 5 seconds.
+	ctr.LivenessProbe = &corev1.Probe{ProbeHandler: get("/healthz"), PeriodSeconds: 10, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 3}
+	ctr.ReadinessProbe = &corev1.Probe{ProbeHandler: get("/readyz"), PeriodSeconds: 5, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 2}
 }
 
 // containerEnv is tinyctl's variables followed by the user's. A user
@@ -160,6 +182,9 @@ func container(c api.Component, cl Cluster) (corev1.Container, error) {
 func containerEnv(c api.Component, cl Cluster) ([]corev1.EnvVar, error) {
 	env := append(natsEnv(c, cl), telemetryEnv(c, cl)...)
 	env = append(env, drainEnv(c.Spec.TerminationGracePeriodSeconds)...)
+	if p := c.Spec.Probes; p != nil && p.Worker {
+		env = append(env, corev1.EnvVar{Name: workerenv.HealthAddr, Value: fmt.Sprintf(":%d", podlayout.HealthPort)})
+	}
 	seen := make(map[string]bool, len(env)+len(c.Spec.Env))
 	for _, e := range env {
 		seen[e.Name] = true

@@ -16,6 +16,7 @@ const afterGrace = time.Second
 // then, their contexts cancelled, up to afterGrace more. It returns an
 // error when some are still running.
 func (w *Worker) drain(ctx context.Context, wg *sync.WaitGroup, cancelHandlers context.CancelFunc) error {
+	w.draining.Store(true)
 	log := logger(ctx)
 	begin := time.Now()
 	log.Info().Int64("running", w.running.Load()).Dur("grace", w.o.grace).Msg("draining: stopped pulling jobs")

@@ -48,6 +48,9 @@ type Config struct {
 	// MetricsAddr, when not empty, is where Run serves /metrics
 	// (EnvMetricsAddr).
 	MetricsAddr string
+	// HealthAddr, when not empty, is where Run serves /healthz and
+	// /readyz for the kubelet's probes (TINYCTL_HEALTH_ADDR).
+	HealthAddr string
 	// Grace is how long a drain may take (TINYCTL_DRAIN_GRACE, set from
 	// the component's terminationGracePeriodSeconds); 0 means
 	// DefaultGrace. The Grace option overrides it.
@@ -73,6 +76,7 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 		KeyFile:     getenv(workerenv.NATSKey),
 		Name:        getenv(workerenv.ServiceName),
 		MetricsAddr: getenv(EnvMetricsAddr),
+		HealthAddr:  getenv(workerenv.HealthAddr),
 	}
 	if c.Name == "" {
 		c.Name = c.Consumer

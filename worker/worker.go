@@ -33,6 +33,8 @@ type Worker struct {
 	// running counts handlers that have not returned; keepEvery is the
 	// KeepAlive interval (nanoseconds) of the bound consumer.
 	running, keepEvery atomic.Int64
+	// draining is set when Serve stops pulling (/readyz says so).
+	draining atomic.Bool
 }
 
 // Run reads the Config from the environment (ConfigFromEnv), connects,
@@ -57,6 +59,13 @@ func Run(ctx context.Context, h Handler, opts ...Option) error {
 		}
 		defer stop()
 		logger(ctx).Info().Str("addr", addr).Msg("serving metrics at /metrics")
+	}
+	if addr := cfg.HealthAddr; addr != "" {
+		stop, err := w.serveHealth(ctx, addr)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -1,5 +1,5 @@
 // Package podlayout names what tinyctl itself puts in a worker's pod: its
-// volumes, their mount paths and the Secrets it mints. Render lays the pod
+// volumes, their mount paths, the Secrets it mints and the port it probes. Render lays the pod
 // out with these names; validation keeps a component's own volumes and
 // references clear of them.
 package podlayout
@@ -17,4 +17,8 @@ const (
 	// credentials minted for a component: NAME-nats. A component may not
 	// read one (it would take another component's identity).
 	MintedSecretSuffix = "-nats"
+	// HealthPort, named HealthPortName, is where a worker asked for the
+	// library's probes (spec.probes.worker) serves /healthz and /readyz.
+	HealthPortName = "health"
+	HealthPort     = 8081
 )

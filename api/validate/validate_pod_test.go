@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -39,6 +40,11 @@ func podComponent() api.Component {
 			PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: "kubernetes.io/hostname", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}}}},
 	}
 	s.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.ScheduleAnyway}}
+	s.Probes = &api.Probes{
+		Liveness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/live", Port: intstr.FromInt32(8080),
+			HTTPHeaders: []corev1.HTTPHeader{{Name: "X-Probe", Value: "kubelet"}}}}, PeriodSeconds: 20, FailureThreshold: 3},
+		Readiness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}}, SuccessThreshold: 2},
+	}
 	return c
 }
 
@@ -110,6 +116,23 @@ func TestValidateReportsPodFieldPaths(t *testing.T) {
 		}, want(problem{invalid, "spec.topologySpreadConstraints[0].maxSkew"},
 			problem{notSupported, "spec.topologySpreadConstraints[1].whenUnsatisfiable"},
 			problem{duplicate, "spec.topologySpreadConstraints[3]"})},
+		{"worker probes and the user's", func(s *api.Spec) { s.Probes.Worker = true }, want(problem{invalid, "spec.probes.worker"})},
+		{"probe of no handler, and of two", func(s *api.Spec) {
+			s.Probes.Liveness.HTTPGet = nil
+			s.Probes.Readiness.Exec = &corev1.ExecAction{}
+		}, want(problem{required, "spec.probes.liveness"}, problem{required, "spec.probes.readiness.exec.command"}, problem{invalid, "spec.probes.readiness"})},
+		{"http probe: named port, relative path, other host, bad scheme and header", func(s *api.Spec) {
+			g := s.Probes.Liveness.HTTPGet
+			g.Port, g.Path, g.Host, g.Scheme, g.HTTPHeaders[0].Name = intstr.FromString("http"), "live", "10.0.0.1", "FTP", "X Probe"
+		}, want(problem{invalid, "spec.probes.liveness.httpGet.port"}, problem{invalid, "spec.probes.liveness.httpGet.path"},
+			problem{notSupported, "spec.probes.liveness.httpGet.scheme"}, problem{forbidden, "spec.probes.liveness.httpGet.host"},
+			problem{invalid, "spec.probes.liveness.httpGet.httpHeaders[0].name"})},
+		{"liveness succeeding twice, readiness with a grace, ports out of range", func(s *api.Spec) {
+			s.Probes.Liveness.SuccessThreshold, s.Probes.Liveness.PeriodSeconds = 2, -1
+			s.Probes.Readiness.TCPSocket.Port = intstr.FromInt32(70000)
+			s.Probes.Readiness.TerminationGracePeriodSeconds = ptr.To(int64(10))
+		}, want(problem{invalid, "spec.probes.liveness.periodSeconds"}, problem{invalid, "spec.probes.liveness.successThreshold"},
+			problem{invalid, "spec.probes.readiness.tcpSocket.port"}, problem{forbidden, "spec.probes.readiness.terminationGracePeriodSeconds"})},
 		{"env override from minted credentials", func(s *api.Spec) {
 			s.Overrides = []api.Override{{Clusters: []string{"east"}, Env: []api.EnvVar{{Name: "TOKEN",
 				ValueFrom: &api.EnvSource{SecretKeyRef: &api.KeyRef{Name: "x-nats", Key: "k"}}}}}}

@@ -42,6 +42,10 @@ const (
 	// when its pod stops (a Go duration such as "55s"): set when the
 	// component sets terminationGracePeriodSeconds, 5 seconds under it.
 	DrainGrace = "TINYCTL_DRAIN_GRACE"
+	// HealthAddr is where the worker serves /healthz and /readyz, which
+	// the kubelet probes (":8081"): set when the component asks for the
+	// worker library's probes (spec.probes.worker).
+	HealthAddr = "TINYCTL_HEALTH_ADDR"
 	// OTLPEndpoint is the OpenTelemetry collector to export traces to.
 	OTLPEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	// ServiceName names the worker in its traces: the component's name.

@@ -13,7 +13,7 @@ func TestDeleteShowsWhatGoesAndNeedsConfirmation(t *testing.T) {
 	u.must("apply", "-f", u.file("c.yaml", scaled))
 	plan := []string{
 		"Component media.resizer (revision 1) will be deleted.\n",
-		"The controller then removes:\n  ScaledObject/media/resizer\n  Deployment/media/resizer\n  NetworkPolicy/media/resizer\n  Secret/media/resizer-nats (if the cluster mints credentials)\n",
+		"The controller then removes:\n  ScaledObject/media/resizer\n  PodDisruptionBudget/media/resizer\n  Deployment/media/resizer\n  NetworkPolicy/media/resizer\n  Secret/media/resizer-nats (if the cluster mints credentials)\n",
 		"The stream tinyctl_media_resizer and its consumer tinyctl_media_resizer_worker are kept with any queued jobs (spec.deletion.stream: Retain).\n",
 	}
 

@@ -21,6 +21,7 @@ func TestRenderPrintsObjectsAndJetStreamConfigsOffline(t *testing.T) {
 	headers := []string{
 		"# component media.resizer: NetworkPolicy\n",
 		"# component media.resizer: Deployment\n",
+		"# component media.resizer: PodDisruptionBudget\n", // up to 3 pods
 		"# component media.resizer: ScaledObject\n",
 		"# component media.resizer: JetStream stream tinyctl_media_resizer (JetStream API JSON, not a Kubernetes object; the controller creates it)\n",
 		"# component media.resizer: JetStream consumer tinyctl_media_resizer_worker (JetStream API JSON, not a Kubernetes object; the controller creates it)\n",
@@ -37,8 +38,8 @@ func TestRenderPrintsObjectsAndJetStreamConfigsOffline(t *testing.T) {
 	if err := yaml.UnmarshalStrict([]byte(docs[1]), &d); err != nil || d.Name != "resizer" || d.Spec.Template.Spec.Containers[0].Image != "acme/resizer:1.0.0" {
 		t.Errorf("Deployment document does not read back (%v):\n%s", err, docs[1])
 	}
-	if !strings.Contains(docs[3], "retention: workqueue\n") || !strings.Contains(docs[3], "- media.resizer.>\n") {
-		t.Errorf("stream document:\n%s", docs[3])
+	if !strings.Contains(docs[4], "retention: workqueue\n") || !strings.Contains(docs[4], "- media.resizer.>\n") {
+		t.Errorf("stream document:\n%s", docs[4])
 	}
 
 	var list struct {
@@ -52,7 +53,7 @@ func TestRenderPrintsObjectsAndJetStreamConfigsOffline(t *testing.T) {
 	if err := json.Unmarshal([]byte(u.must("render", "-f", f, "-o", "json").stdout), &list); err != nil {
 		t.Fatal(err)
 	}
-	if list.Kind != "RenderList" || len(list.Items) != 1 || len(list.Items[0].Objects) != 3 || list.Items[0].Stream.Name != "tinyctl_media_resizer" {
+	if list.Kind != "RenderList" || len(list.Items) != 1 || len(list.Items[0].Objects) != 4 || list.Items[0].Stream.Name != "tinyctl_media_resizer" {
 		t.Errorf("render -o json = %+v", list)
 	}
 }

@@ -288,8 +288,8 @@ func gone(t *testing.T, what string, within time.Duration, get func() error) {
 	})
 }
 
-// readyz reads a controller pod's /readyz from the host (pod addresses
-// are routed to the node's bridge).
+// readyz reads a controller's or a worker's /readyz from the host (pod
+// addresses are routed to the node's bridge; both serve it on 8081).
 func readyz(pod corev1.Pod) string {
 	c := http.Client{Timeout: 2 * time.Second}
 	resp, err := c.Get("http://" + pod.Status.PodIP + ":8081/readyz")

@@ -51,6 +51,7 @@ spec:
     subjects: ["default.thumbnail.*"]
     consumer: {maxDeliver: 3}
   replicas: %d
+  probes: {worker: true}
   egress: none
   deletion: {stream: Delete}
 `, workerName, workerNS, localnode.ExampleWorkerImage, work, replicas)
@@ -121,6 +122,16 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 	}
 	rolledOut(t, workerNS, workerName, 2, 2*time.Minute)
 	statusReady(t, u, 1)
+	// Ready means the kubelet's probe of the worker library's /readyz
+	// passed: the pods are connected to the broker.
+	for _, p := range podsReady(t, workerNS, "app.kubernetes.io/name="+workerName, 2, time.Minute) {
+		if pr := p.Spec.Containers[0].ReadinessProbe; pr == nil || pr.HTTPGet == nil || pr.HTTPGet.Path != "/readyz" {
+			t.Errorf("pod %s: readiness probe %+v, want the worker library's /readyz", p.Name, pr)
+		}
+		if got := readyz(p); got != "ok" {
+			t.Errorf("pod %s: /readyz answered %q from the node, want ok", p.Name, got)
+		}
+	}
 	// Two workers: a drain takes one at a time.
 	pdb, err := cs.PolicyV1().PodDisruptionBudgets(workerNS).Get(ctx, workerName, metav1.GetOptions{})
 	testenv.Must(t, err)
