@@ -46,7 +46,8 @@ func PlanRemoval(e Revision) Removal {
 	objs, policy, err := children(e)
 	if err != nil {
 		r.Problem = err
-		r.Objects = withSecret([]string{"ScaledObject/" + ns + "/" + name + " (if any)", "Deployment/" + ns + "/" + name, "NetworkPolicy/" + ns + "/" + name}, ns, name)
+		r.Objects = withSecret([]string{"ScaledObject/" + ns + "/" + name + " (if any)", "PodDisruptionBudget/" + ns + "/" + name + " (if any)",
+			"Deployment/" + ns + "/" + name, "NetworkPolicy/" + ns + "/" + name}, ns, name)
 		return r
 	}
 	r.Objects, r.StreamPolicy = withSecret(objs, ns, name), policy

@@ -31,6 +31,7 @@ func TestRemovalNamesChildrenAndStreamPolicy(t *testing.T) {
 			"Component media.resizer (revision 7) will be purged (its history is erased too: it cannot be rolled back).",
 			"The controller then removes:",
 			"  ScaledObject/media/resizer",
+			"  PodDisruptionBudget/media/resizer", // up to 3 pods
 			"  Deployment/media/resizer",
 			"  NetworkPolicy/media/resizer",
 			"  Secret/media/resizer-nats (if the cluster mints credentials)",
@@ -41,6 +42,7 @@ func TestRemovalNamesChildrenAndStreamPolicy(t *testing.T) {
 			"Its stored value cannot be read (decode component: yaml: line 1: did not find expected node content), so its objects are named from its key.",
 			"The controller then removes:",
 			"  ScaledObject/media/resizer (if any)",
+			"  PodDisruptionBudget/media/resizer (if any)",
 			"  Deployment/media/resizer",
 			"  NetworkPolicy/media/resizer",
 			"  Secret/media/resizer-nats (if the cluster mints credentials)",
