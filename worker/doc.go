@@ -28,12 +28,17 @@
 // slots (MaxInFlight, default 1), so jobs wait in the stream, where
 // another replica can take them, not in this process. A handler that
 // returns nil has its job acked, and the ack is confirmed by the server
-// before the slot is freed; an error naks it with a delay (RetryDelay);
-// a panic is recovered and naks it too. A handler may settle the job
+// before the slot is freed; an error naks it with a delay: the consumer's
+// backoff step for the attempt (JetStream applies backoff to ack timeouts
+// only, never to naks), else DefaultRetryDelay, or as RetryDelay says. An
+// error wrapped in Permanent terminates the job instead, its text the
+// reason; a panic is recovered and naks it. A handler may settle the job
 // itself: Job.Ack, Job.Nak with a delay, Job.Term to give it up for good.
 // Job.InProgress restarts the job's ack wait; with KeepAlive the worker
 // does that every half ack wait while the handler runs. JetStream gives up
-// on a job after the consumer's maxDeliver attempts.
+// on a job after the consumer's maxDeliver attempts: Job.LastAttempt says
+// when a handler runs the last one. Job.Publish stores a result on another
+// subject (spec.jobs.publish) with the job's trace context.
 //
 // # Draining, and why no job is lost
 //

@@ -21,7 +21,7 @@ func (w *Worker) handle(ctx context.Context, h Handler, msg jetstream.Msg) {
 	defer w.running.Add(-1)
 	w.m.inFlight.Inc()
 	defer w.m.inFlight.Dec()
-	job := newJob(msg)
+	job := newJob(msg, w)
 	ctx, span := traced(ctx, w.o, job)
 	defer span.End()
 
@@ -54,8 +54,9 @@ func call(ctx context.Context, h Handler, job *Job) (err error) {
 	return h(ctx, job)
 }
 
-// settle acks or naks job after its handler returned err, unless the
-// handler settled it, and returns the outcome. A job whose handler failed
+// settle acks, naks or (a Permanent error) terminates job after its
+// handler returned err, unless the handler settled it, and returns the
+// outcome. A job whose handler failed
 // after the grace period ended is handed back at once.
 func (w *Worker) settle(ctx context.Context, job *Job, err error) string {
 	if o := job.settled(); o != "" {
@@ -64,8 +65,11 @@ func (w *Worker) settle(ctx context.Context, job *Job, err error) string {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	outcome, send := outcomeAck, func() error { return job.msg.DoubleAck(sctx) }
-	if err != nil {
-		delay := w.o.retryDelay(job.Attempt())
+	switch {
+	case err != nil && isPermanent(err):
+		outcome, send = outcomeTerm, func() error { return job.msg.TermWithReason(err.Error()) }
+	case err != nil:
+		delay := w.retryDelay(job.Attempt())
 		if ctx.Err() != nil {
 			delay = 0
 		}
@@ -86,10 +90,11 @@ func (w *Worker) settle(ctx context.Context, job *Job, err error) string {
 // keepAlive reports the job in progress every half ack wait while its
 // handler runs, when the worker runs with KeepAlive; stop ends it.
 func (w *Worker) keepAlive(ctx context.Context, job *Job) (stop func()) {
-	every := time.Duration(w.keepEvery.Load())
-	if !w.o.keepAlive || every <= 0 {
+	b := w.bound.Load()
+	if !w.o.keepAlive || b == nil || b.keepEvery <= 0 {
 		return func() {}
 	}
+	every := b.keepEvery
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {

@@ -41,13 +41,21 @@ func newQueue(t *testing.T, ackWait time.Duration) *queue {
 // newQueueOn makes the stream and consumer on s.
 func newQueueOn(t *testing.T, s *natstest.Server, ackWait time.Duration) *queue {
 	t.Helper()
+	return newQueueOf(t, s, jetstream.ConsumerConfig{AckWait: ackWait, MaxDeliver: 5})
+}
+
+// newQueueOf makes the stream and a consumer of config cc (its name and
+// ack policy set here) on s.
+func newQueueOf(t *testing.T, s *natstest.Server, cc jetstream.ConsumerConfig) *queue {
+	t.Helper()
 	nc := s.Connect(t)
 	js, err := jetstream.New(nc)
 	testenv.Must(t, err)
 	ctx := testenv.Ctx(t, 10*time.Second)
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: testStream, Subjects: []string{"t.>"}, Retention: jetstream.WorkQueuePolicy})
 	testenv.Must(t, err)
-	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: testConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: ackWait, MaxDeliver: 5})
+	cc.Durable, cc.AckPolicy = testConsumer, jetstream.AckExplicitPolicy
+	cons, err := st.CreateConsumer(ctx, cc)
 	testenv.Must(t, err)
 	return &queue{s: s, js: js, nc: nc, cons: cons, st: st}
 }

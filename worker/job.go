@@ -29,17 +29,18 @@ const (
 type Job struct {
 	msg  jetstream.Msg
 	meta *jetstream.MsgMetadata
+	w    *Worker
 
 	mu      sync.Mutex
 	outcome string
 }
 
-func newJob(msg jetstream.Msg) *Job {
+func newJob(msg jetstream.Msg, w *Worker) *Job {
 	meta, err := msg.Metadata()
 	if err != nil {
 		meta = &jetstream.MsgMetadata{} // not a JetStream message: only tests make these
 	}
-	return &Job{msg: msg, meta: meta}
+	return &Job{msg: msg, meta: meta, w: w}
 }
 
 // Subject is the subject the job was published on.
@@ -63,6 +64,15 @@ func (j *Job) ID() string {
 // Attempt is how many times JetStream has delivered the job, this time
 // included: 1 the first time, more after a redelivery.
 func (j *Job) Attempt() int { return int(j.meta.NumDelivered) }
+
+// LastAttempt reports whether JetStream delivers the job no more after
+// this attempt: its consumer's maxDeliver is reached. A job whose handler
+// fails now stays in the stream, delivered to no one, until the stream's
+// maxAge: record it somewhere, or Term it.
+func (j *Job) LastAttempt() bool {
+	b := j.w.bound.Load()
+	return b != nil && b.maxDeliver > 0 && j.Attempt() >= b.maxDeliver
+}
 
 // Ack acknowledges the job and waits until the server has recorded it
 // (for at most 5s, or until ctx ends): JetStream removes it from the

@@ -40,7 +40,6 @@ func newOptions(grace time.Duration, opts []Option) options {
 	o := options{
 		maxInFlight: 1,
 		grace:       cmp.Or(grace, DefaultGrace),
-		retryDelay:  DefaultRetryDelay,
 		propagator:  propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
 	}
 	for _, opt := range opts {
@@ -75,13 +74,16 @@ func Grace(d time.Duration) Option { return func(o *options) { o.grace = d } }
 func KeepAlive() Option { return func(o *options) { o.keepAlive = true } }
 
 // RetryDelay sets how long JetStream waits before redelivering a job whose
-// handler failed, given its delivery attempt (1 for the first);
-// DefaultRetryDelay by default.
+// handler failed, given its delivery attempt (1 for the first). By default
+// (and with nil) it is the consumer's backoff step for the attempt (the
+// last step for later attempts), and DefaultRetryDelay when the consumer
+// has no backoff.
 func RetryDelay(f func(attempt int) time.Duration) Option {
 	return func(o *options) { o.retryDelay = f }
 }
 
-// DefaultRetryDelay doubles from 1s each attempt, up to one minute.
+// DefaultRetryDelay doubles from 1s each attempt, up to one minute: the
+// delay of a consumer without backoff.
 func DefaultRetryDelay(attempt int) time.Duration {
 	if attempt < 1 {
 		attempt = 1

@@ -97,8 +97,8 @@ func (w *Worker) handBack(msg jetstream.Msg) {
 	w.m.jobs.WithLabelValues(outcomeReturned).Inc()
 }
 
-// bind looks the component's consumer up and keeps the interval of
-// KeepAlive: half its shortest ack wait.
+// bind looks the component's consumer up and keeps what the worker needs
+// of its settings (boundTo).
 func (w *Worker) bind(ctx context.Context) (jetstream.Consumer, error) {
 	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
@@ -110,7 +110,7 @@ func (w *Worker) bind(ctx context.Context) (jetstream.Consumer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s of stream %s: %w", w.cfg.Consumer, w.cfg.Stream, err)
 	}
-	w.keepEvery.Store(int64(shortestAckWait(cons.CachedInfo().Config) / 2))
+	w.bound.Store(boundTo(cons.CachedInfo().Config))
 	return cons, nil
 }
 

@@ -30,9 +30,10 @@ type Worker struct {
 	js  jetstream.JetStream
 	m   *metrics
 
-	// running counts handlers that have not returned; keepEvery is the
-	// KeepAlive interval (nanoseconds) of the bound consumer.
-	running, keepEvery atomic.Int64
+	// running counts handlers that have not returned.
+	running atomic.Int64
+	// bound is what the worker took from its consumer when it bound it.
+	bound atomic.Pointer[bound]
 	// draining is set when Serve stops pulling (/readyz says so).
 	draining atomic.Bool
 }
