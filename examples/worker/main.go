@@ -3,8 +3,11 @@
 // "sizes": [64, 256]}; the worker "renders" each size by waiting
 // THUMBNAIL_WORK per size (default 10ms) and records what it did, one line
 // per job ("<job id> <attempt> <subject> <image> <sizes>"), in the file
-// THUMBNAIL_RECORD names, or only in its log when that is unset. A job
-// that is not such JSON is given up (Term): retrying cannot fix it.
+// THUMBNAIL_RECORD names, or only in its log when that is unset. When
+// THUMBNAIL_RESULTS names a subject (one of the component's
+// spec.jobs.publish), it publishes each job's result there,
+// {"job": ID, "image": ..., "thumbnails": [...]}. A job that is not such
+// JSON is given up (worker.Permanent): retrying cannot fix it.
 //
 // Run it where a tinyctl Deployment runs it, or locally under
 // `tinyctl dev` (the thumbnailer example's dev.tinyctl.io/run
@@ -31,7 +34,7 @@ const (
 
 func main() {
 	log := zerolog.New(os.Stderr).Level(zerolog.InfoLevel).With().Timestamp().Logger()
-	t, err := newThumbnailer(os.Getenv("THUMBNAIL_RECORD"), os.Getenv("THUMBNAIL_WORK"))
+	t, err := newThumbnailer(os.Getenv("THUMBNAIL_RECORD"), os.Getenv("THUMBNAIL_WORK"), os.Getenv("THUMBNAIL_RESULTS"))
 	if err != nil {
 		log.Error().Err(err).Msg("thumbnailer")
 		os.Exit(exitEnv)

@@ -17,9 +17,11 @@ import (
 // lines, in the container's order. mounts maps a mount path of the
 // container to the local directory that stands in for it: a value that
 // names a file under the mount path names the same file under the local
-// directory. It fails when d has no worker container, when a variable
-// takes its value from elsewhere (a Secret, a field), or when a mount path
-// is not one of the container's.
+// directory. The health address is left out: no kubelet probes a local
+// process, and every local worker would want the same port. It fails when
+// d has no worker container, when a variable takes its value from
+// elsewhere (a Secret, a field), or when a mount path is not one of the
+// container's.
 func Env(d *appsv1.Deployment, mounts map[string]string) ([]string, error) {
 	ctr, err := workerContainer(d)
 	if err != nil {
@@ -32,6 +34,9 @@ func Env(d *appsv1.Deployment, mounts map[string]string) ([]string, error) {
 	}
 	out := make([]string, 0, len(ctr.Env))
 	for _, e := range ctr.Env {
+		if e.Name == workerenv.HealthAddr {
+			continue
+		}
 		if e.ValueFrom != nil {
 			return nil, fmt.Errorf("deployment %s/%s: env %s comes from a reference, which a local process cannot resolve", d.Namespace, d.Name, e.Name)
 		}
