@@ -7,18 +7,16 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/tinyctl/tinyctl/api/decode"
-	"github.com/tinyctl/tinyctl/client"
-
 	"github.com/spf13/cobra"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/decode"
+	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
 type getOptions struct {
-	output string
-	all    bool
+	listing
 }
 
 func newGetCmd(o *options) *cobra.Command {
@@ -28,24 +26,27 @@ func newGetCmd(o *options) *cobra.Command {
 		Short: "Show a component as stored, or list the components of a namespace",
 		Long: `Get NAME prints the component as stored in the spec bucket, as YAML by default:
 the output can be edited and applied again. Without NAME it lists components
-like "tinyctl list".`,
+like "tinyctl list" (-l selects by label, -o name prints names).`,
 		Example: `  tinyctl get resizer -n media
   tinyctl get resizer -n media -o json
-  tinyctl get -A`,
+  tinyctl get -A -l team=media`,
 		Args:              usageArgs(cobra.MaximumNArgs(1)),
 		ValidArgsFunction: o.completeNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return listRun(cmd.Context(), o, g.output, g.all)
+				return g.run(cmd.Context(), o)
 			}
 			if g.all {
 				return usageError{errors.New("--all-namespaces cannot be used with a NAME")}
 			}
+			if g.selector != "" {
+				return usageError{errors.New("--selector cannot be used with a NAME")}
+			}
 			return g.one(cmd.Context(), o, args[0])
 		},
 	}
-	addOutputFlag(cmd, &g.output, "yaml for NAME, table otherwise", cli.FormatYAML, cli.FormatJSON, cli.FormatTable)
-	cmd.Flags().BoolVarP(&g.all, "all-namespaces", "A", false, "list the components of every namespace")
+	addOutputFlag(cmd, &g.output, "yaml for NAME, table otherwise", cli.FormatYAML, cli.FormatJSON, cli.FormatTable, cli.FormatName)
+	g.addFlags(cmd)
 	return cmd
 }
 
@@ -73,7 +74,7 @@ func format(value string, def cli.Format, allowed ...cli.Format) (cli.Format, er
 
 // one prints component name of the selected namespace.
 func (g *getOptions) one(ctx context.Context, o *options, name string) error {
-	f, err := format(g.output, cli.FormatYAML, cli.FormatYAML, cli.FormatJSON, cli.FormatTable)
+	f, err := format(g.output, cli.FormatYAML, cli.FormatYAML, cli.FormatJSON, cli.FormatTable, cli.FormatName)
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,11 @@ func (g *getOptions) one(ctx context.Context, o *options, name string) error {
 	if err != nil {
 		return err
 	}
-	if f == cli.FormatTable {
+	switch f {
+	case cli.FormatName:
+		_, err := fmt.Fprintf(o.out, "component/%s\n", e.Key)
+		return err
+	case cli.FormatTable:
 		t := componentTable(o)
 		componentRow(t, o, e)
 		return t.Flush()

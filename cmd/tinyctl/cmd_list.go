@@ -3,48 +3,79 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/decode"
 	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/internal/cli"
 )
 
+// listing is what list (and get without NAME) is asked to show.
+type listing struct {
+	output   string
+	all      bool
+	selector string
+}
+
+func (l *listing) addFlags(cmd *cobra.Command) {
+	cmd.Flags().BoolVarP(&l.all, "all-namespaces", "A", false, "list the components of every namespace")
+	cmd.Flags().StringVarP(&l.selector, "selector", "l", "",
+		"only components whose metadata.labels match this label selector (team=media, 'tier in (batch,bulk)', !canary)")
+}
+
 func newListCmd(o *options) *cobra.Command {
-	var (
-		output string
-		all    bool
-	)
+	l := &listing{}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the components of a namespace, or of all namespaces",
 		Long: `List prints one row per component: NAMESPACE NAME IMAGE SCALING REVISION AGE,
 where AGE is the time since the current revision was published. -o json and
--o yaml print a ComponentList (see docs/cli.md).`,
+-o yaml print a ComponentList (see docs/cli.md); -o name prints
+component/NAMESPACE.NAME, one per line. -l keeps the components whose labels
+match a Kubernetes label selector.`,
 		Example: `  tinyctl list
-  tinyctl list -A -o json`,
+  tinyctl list -A -o json
+  tinyctl list -A -l team=media -o name`,
 		Args: usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error { return listRun(cmd.Context(), o, output, all) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return l.run(cmd.Context(), o) },
 	}
-	addOutputFlag(cmd, &output, "table", cli.FormatTable, cli.FormatYAML, cli.FormatJSON)
-	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "list the components of every namespace")
+	addOutputFlag(cmd, &l.output, "table", listFormats...)
+	l.addFlags(cmd)
 	return cmd
 }
 
-// listRun prints the components of the selected namespace (or all).
-func listRun(ctx context.Context, o *options, output string, all bool) error {
-	f, err := format(output, cli.FormatTable, cli.FormatTable, cli.FormatYAML, cli.FormatJSON)
+var listFormats = []cli.Format{cli.FormatTable, cli.FormatYAML, cli.FormatJSON, cli.FormatName}
+
+// run prints the components of the selected namespace (or all) that the
+// selector matches.
+func (l *listing) run(ctx context.Context, o *options) error {
+	f, err := format(l.output, cli.FormatTable, listFormats...)
 	if err != nil {
 		return err
+	}
+	sel, err := labels.Parse(l.selector)
+	if err != nil {
+		return usageError{fmt.Errorf("--selector %q: %w", l.selector, err)}
 	}
 	ctx, cancel := o.withTimeout(ctx)
 	defer cancel()
-	entries, err := o.listEntries(ctx, all)
+	entries, err := o.listEntries(ctx, l.all)
 	if err != nil {
 		return err
 	}
+	if !sel.Empty() {
+		entries = slices.DeleteFunc(entries, func(e client.Revision) bool { return !selects(sel, e.Value) })
+	}
 	switch f {
+	case cli.FormatName:
+		for _, e := range entries {
+			fmt.Fprintf(o.out, "component/%s\n", e.Key)
+		}
+		return nil
 	case cli.FormatJSON, cli.FormatYAML:
 		items := make([]cli.Item, 0, len(entries))
 		for _, e := range entries {
@@ -54,8 +85,11 @@ func listRun(ctx context.Context, o *options, output string, all bool) error {
 	}
 	if len(entries) == 0 {
 		where := fmt.Sprintf("namespace %q", o.namespace)
-		if all {
+		if l.all {
 			where = "any namespace"
+		}
+		if !sel.Empty() {
+			where += " with labels " + sel.String()
 		}
 		fmt.Fprintf(o.errOut, "No components found in %s.\n", where)
 		return nil
@@ -86,6 +120,13 @@ func (o *options) listEntries(ctx context.Context, all bool) ([]client.Revision,
 		}
 	}
 	return out, nil
+}
+
+// selects reports whether a stored component's labels match sel; a value
+// that does not decode matches no selector.
+func selects(sel labels.Selector, value []byte) bool {
+	c, err := decode.Component(value)
+	return err == nil && sel.Matches(labels.Set(c.Metadata.Labels))
 }
 
 // writeStructured prints v as JSON or YAML.

@@ -104,8 +104,10 @@ func TestGetAndListErrors(t *testing.T) {
 	}{
 		{"missing component", []string{"get", "nope"}, 1, `Error: component "nope" not found in namespace "default"` + "\n"},
 		{"invalid name", []string{"get", "No_Such"}, 2, `Error: component "No_Such" in namespace "default": not a valid name: component key "default.No_Such": "No_Such" a lowercase RFC 1123 label`},
-		{"unknown output format", []string{"list", "-o", "xml"}, 2, `Error: unknown output format "xml": use one of table, yaml, json` + "\n"},
+		{"unknown output format", []string{"list", "-o", "xml"}, 2, `Error: unknown output format "xml": use one of table, yaml, json, name` + "\n"},
 		{"NAME with -A", []string{"get", "x", "-A"}, 2, "Error: --all-namespaces cannot be used with a NAME\n"},
+		{"NAME with -l", []string{"get", "x", "-l", "team=a"}, 2, "Error: --selector cannot be used with a NAME\n"},
+		{"selector that does not parse", []string{"list", "-l", "team in media"}, 2, `Error: --selector "team in media": `},
 		{"too many arguments", []string{"get", "a", "b"}, 2, "Error: accepts at most 1 arg(s), received 2\n"},
 		{"bad environment value", []string{"list"}, 2, `Error: environment variable TINYCTL_REQUEST_TIMEOUT="soon": invalid argument "soon" for "--request-timeout" flag`},
 	}
@@ -171,4 +173,36 @@ func TestListTableAndMachineOutput(t *testing.T) {
 	if !strings.HasPrefix(yml, "apiVersion: tinyctl.io/v1alpha1\nkind: ComponentList\nitems:\n- key: web.hook\n  revision: 2\n  operation: put\n") {
 		t.Errorf("list -o yaml:\n%s", yml)
 	}
+}
+
+// TestListSelectsByLabelAndPrintsNames: -l keeps the components whose
+// labels match, -o name prints what other commands are told of them.
+func TestListSelectsByLabelAndPrintsNames(t *testing.T) {
+	t.Parallel()
+	u := newUser(t)
+	labelled := func(ns, name, labels string) string {
+		return strings.Replace(component(ns, name, "acme/"+name+":1.0.0"), "  namespace: "+ns+"\n", "  namespace: "+ns+"\n  labels: {"+labels+"}\n", 1)
+	}
+	u.must("apply", "-f", u.file("c.yaml", labelled("media", "resizer", "team: media, tier: batch")+"---\n"+
+		labelled("media", "tagger", "team: media, tier: live")+"---\n"+labelled("web", "hook", "team: web")+"---\n"+
+		component("web", "plain", "acme/plain:1.0.0")))
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "-A", "-o", "name"}, "component/media.resizer\ncomponent/media.tagger\ncomponent/web.hook\ncomponent/web.plain\n"},
+		{[]string{"list", "-A", "-l", "team=media", "-o", "name"}, "component/media.resizer\ncomponent/media.tagger\n"},
+		{[]string{"get", "-A", "-l", "tier in (batch,bulk)", "-o", "name"}, "component/media.resizer\n"},
+		{[]string{"list", "-n", "web", "-l", "!team", "-o", "name"}, "component/web.plain\n"},
+		{[]string{"get", "hook", "-n", "web", "-o", "name"}, "component/web.hook\n"},
+	} {
+		if got := u.must(tt.args...).stdout; got != tt.want {
+			t.Errorf("tinyctl %s printed %q, want %q", strings.Join(tt.args, " "), got, tt.want)
+		}
+	}
+	if rows := strings.Split(strings.TrimSpace(u.must("list", "-A", "-l", "team=web").stdout), "\n"); len(rows) != 2 || !strings.HasPrefix(rows[1], "web") {
+		t.Errorf("list -A -l team=web: %q, want a header and the hook's row", rows)
+	}
+	expect(t, u.run("list", "-A", "-l", "team=ops"), 0, nil, []string{`No components found in any namespace with labels team=ops.`})
 }

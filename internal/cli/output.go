@@ -19,6 +19,8 @@ const (
 	FormatTable Format = "table"
 	FormatYAML  Format = "yaml"
 	FormatJSON  Format = "json"
+	// FormatName prints one component/NAMESPACE.NAME line per object.
+	FormatName Format = "name"
 )
 
 // ParseFormat returns s as one of allowed, or an error listing them.
