@@ -6,7 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/decode"
 	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/client/progress"
 )
@@ -31,12 +34,26 @@ type Selector struct {
 	Namespace string
 	// Name selects one component of Namespace; empty selects all.
 	Name string
+	// Labels, when set, selects the components whose spec's
+	// metadata.labels it matches: a status record without a spec (an
+	// orphan), or with one that does not decode, matches no labels.
+	Labels labels.Selector
 }
 
-// matches reports whether the component under spec key key is selected.
+// matches reports whether the component under spec key key is selected
+// by namespace and name.
 func (s Selector) matches(key string) bool {
 	ns, name, _ := strings.Cut(key, ".")
 	return (s.Namespace == "" || ns == s.Namespace) && (s.Name == "" || name == s.Name)
+}
+
+// labelled reports whether a stored component's labels match s.Labels.
+func (s Selector) labelled(value []byte) bool {
+	if s.Labels == nil || s.Labels.Empty() {
+		return true
+	}
+	c, err := decode.Component(value)
+	return err == nil && s.Labels.Matches(labels.Set(c.Metadata.Labels))
 }
 
 // Row is one component in one cluster, or, with Status nil, a component no
@@ -58,15 +75,16 @@ type Row struct {
 func Rows(snap Snapshot, sel Selector) []Row {
 	latest := map[string]uint64{}
 	for _, e := range snap.Components {
-		if sel.matches(e.Key) {
+		if sel.matches(e.Key) && sel.labelled(e.Value) {
 			latest[e.Key] = e.Revision
 		}
 	}
+	byLabels := sel.Labels != nil && !sel.Labels.Empty()
 	var rows []Row
 	reported := map[string]bool{}
 	for i := range snap.Statuses {
 		st := &snap.Statuses[i]
-		if sel.matches(st.Component) {
+		if _, labelled := latest[st.Component]; sel.matches(st.Component) && (labelled || !byLabels) {
 			rows = append(rows, Row{Key: st.Component, LatestRevision: latest[st.Component], Status: st})
 			reported[st.Component] = true
 		}

@@ -23,8 +23,22 @@ type listing struct {
 
 func (l *listing) addFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVarP(&l.all, "all-namespaces", "A", false, "list the components of every namespace")
-	cmd.Flags().StringVarP(&l.selector, "selector", "l", "",
+	addSelectorFlag(cmd, &l.selector)
+}
+
+// addSelectorFlag registers -l.
+func addSelectorFlag(cmd *cobra.Command, target *string) {
+	cmd.Flags().StringVarP(target, "selector", "l", "",
 		"only components whose metadata.labels match this label selector (team=media, 'tier in (batch,bulk)', !canary)")
+}
+
+// parseSelector reads -l; a selector that does not parse is a usage error.
+func parseSelector(s string) (labels.Selector, error) {
+	sel, err := labels.Parse(s)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--selector %q: %w", s, err)}
+	}
+	return sel, nil
 }
 
 func newListCmd(o *options) *cobra.Command {
@@ -57,9 +71,9 @@ func (l *listing) run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
-	sel, err := labels.Parse(l.selector)
+	sel, err := parseSelector(l.selector)
 	if err != nil {
-		return usageError{fmt.Errorf("--selector %q: %w", l.selector, err)}
+		return err
 	}
 	ctx, cancel := o.withTimeout(ctx)
 	defer cancel()

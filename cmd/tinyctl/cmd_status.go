@@ -25,6 +25,7 @@ const clearScreen = "\x1b[H\x1b[2J"
 type statusFlags struct {
 	output       string
 	all, watch   bool
+	selector     string
 	statusBucket string
 	waitFor      string
 	timeout      time.Duration
@@ -57,6 +58,7 @@ to zero). Applied: the children are applied, whatever the pods do.`,
 		Example: `  tinyctl status -A
   tinyctl status resizer -n media
   tinyctl status -n media --watch
+  tinyctl status -A -l team=media --wait-for=Ready
   tinyctl status resizer -n media --wait-for=Ready --timeout 2m`,
 		Args:              usageArgs(cobra.MaximumNArgs(1)),
 		ValidArgsFunction: o.completeNames,
@@ -66,6 +68,7 @@ to zero). Applied: the children are applied, whatever the pods do.`,
 	}
 	addOutputFlag(cmd, &f.output, "table", cli.FormatTable, cli.FormatYAML, cli.FormatJSON)
 	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "show the components of every namespace")
+	addSelectorFlag(cmd, &f.selector)
 	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "print the view again whenever it changes, until interrupted")
 	cmd.Flags().StringVar(&f.waitFor, "wait-for", "", "wait until the condition (Ready or Applied) is True on every cluster that places the components")
 	addWaitTimeoutFlag(cmd.Flags(), &f.timeout)
@@ -86,6 +89,12 @@ func (f *statusFlags) run(ctx context.Context, o *options, args []string) error 
 	}
 	sel, err := o.selector(args, f.all)
 	if err != nil {
+		return err
+	}
+	if f.selector != "" && sel.Name != "" {
+		return usageError{errors.New("--selector cannot be used with a NAME")}
+	}
+	if sel.Labels, err = parseSelector(f.selector); err != nil {
 		return err
 	}
 	if f.waitFor != "" {
@@ -204,12 +213,16 @@ func separate(w io.Writer) {
 	fmt.Fprintln(w)
 }
 
-// where names the namespaces a selector shows, for messages.
+// where names the namespaces (and labels) a selector shows, for messages.
 func (o *options) where(sel client.Selector) string {
+	w := fmt.Sprintf("namespace %q", sel.Namespace)
 	if sel.Namespace == "" {
-		return "any namespace"
+		w = "any namespace"
 	}
-	return fmt.Sprintf("namespace %q", sel.Namespace)
+	if sel.Labels != nil && !sel.Labels.Empty() {
+		w += " with labels " + sel.Labels.String()
+	}
+	return w
 }
 
 // watchStatus prints the view, then again on every change, until ctx is

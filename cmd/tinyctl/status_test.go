@@ -236,3 +236,28 @@ func TestStatusErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusSelectsByLabel: -l shows the rows of the components whose
+// labels match, on every cluster, and none of an orphan's.
+func TestStatusSelectsByLabel(t *testing.T) {
+	t.Parallel()
+	u := newUser(t)
+	teamed := strings.Replace(component("media", "resizer", "acme/resizer:1.0.0"), "  namespace: media\n", "  namespace: media\n  labels: {team: media}\n", 1)
+	u.must("apply", "-f", u.file("c.yaml", teamed+"---\n"+component("media", "cropper", "acme/cropper:1.0.0")))
+	s := u.statuses()
+	report(t, s, ready("media.resizer", "east", 1, "True", "Reconciled"))
+	report(t, s, ready("media.cropper", "east", 2, "True", "Reconciled"))
+	report(t, s, ready("media.gone", "east", 1, "True", "Reconciled")) // an orphan: no spec, no labels
+	beat(t, s, "east", time.Minute)
+
+	got := tableRows(u.must("status", "-A", "-l", "team=media").stdout, statusAge)
+	want := []string{"NAMESPACE NAME CLUSTER READY REASON REVISION HEARTBEAT", "media resizer east True Reconciled 1/1 live"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("status -A -l team=media:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := tableRows(u.must("status", "-n", "media", "-l", "!team").stdout, statusAge); len(got) != 2 || !strings.HasPrefix(got[1], "media cropper east") {
+		t.Errorf("status -l '!team' shows %q, want only the cropper (the orphan has no labels to match)", got)
+	}
+	expect(t, u.run("status", "-A", "-l", "team=ops"), 0, nil, []string{`with labels team=ops`})
+	expect(t, u.run("status", "resizer", "-n", "media", "-l", "team=media"), 2, nil, []string{"Error: --selector cannot be used with a NAME\n"})
+}
