@@ -46,6 +46,10 @@ const (
 	// SpecsAPIPrefix is where a publisher account sees the control
 	// account's bucket reads: a namespace publisher's API prefix.
 	SpecsAPIPrefix = "tinyctl.kv.API"
+	// QueuesAPIPrefix is where a publisher account sees its jobs
+	// account's stream and consumer info (read only): the queue figures
+	// `tinyctl describe` shows a namespace publisher.
+	QueuesAPIPrefix = "tinyctl.queues.API"
 )
 
 // NamespaceAPIPrefix is where the control account sees namespace ns's jobs
@@ -189,7 +193,9 @@ func (i *Issuer) TenantClaims(n Namespace, patterns []string) *jwt.AccountClaims
 // PublisherClaims are the claims of ns's publisher account: no JetStream, importing from the control account the writes of ns's spec
 // keys, and under SpecsAPIPrefix the reads a publisher needs — the last
 // value of each of ns's spec keys, ordered consumers filtered to ns's spec
-// keys and status rows, and to every heartbeat.
+// keys and status rows, and to every heartbeat; and from ns's jobs
+// account, under QueuesAPIPrefix, the info of its streams and consumers
+// (how many jobs wait, how many are being worked on).
 func (i *Issuer) PublisherClaims(n Namespace) *jwt.AccountClaims {
 	c := jwt.NewAccountClaims(n.pubPub)
 	c.Name = "tinyctl-publisher-" + n.Name
@@ -214,8 +220,16 @@ func (i *Issuer) PublisherClaims(n Namespace) *jwt.AccountClaims {
 		add("$JS.API.CONSUMER.INFO." + s + ".*")
 		add("$JS.API.CONSUMER.DELETE." + s + ".*")
 	}
+	for _, s := range queueInfo {
+		c.Imports.Add(&jwt.Import{Account: n.jobsPub, Subject: jwt.Subject(s),
+			LocalSubject: jwt.RenamingSubject(QueuesAPIPrefix + strings.TrimPrefix(s, "$JS.API")), Type: jwt.Service})
+	}
 	return c
 }
+
+// queueInfo is the part of a jobs account's JetStream API that reads its
+// queues: stream info and consumer info, which change nothing.
+var queueInfo = []string{"$JS.API.STREAM.INFO.*", "$JS.API.CONSUMER.INFO.*.*"}
 
 // ControlClaims are the claims of the control account: JetStream without
 // limits of its own, its signing key, the exports publisher accounts

@@ -41,10 +41,11 @@ const DefaultAPIPrefix = "$JS.API"
 
 // NamespacePublisher may write the spec keys of namespace ns and read, as
 // a publisher account imports them under SpecsAPIPrefix, ns's specs, its
-// status rows and the heartbeats. It lives in ns's publisher account,
-// which imports nothing else.
+// status rows and the heartbeats, and under QueuesAPIPrefix the info of
+// ns's streams and consumers. It lives in ns's publisher account, which
+// imports nothing else.
 func NamespacePublisher(b Buckets, ns string) Permissions {
-	return Permissions{Publish: []string{"$KV." + b.Specs + "." + ns + ".*", SpecsAPIPrefix + ".>"}, Subscribe: []string{"_INBOX.>"},
+	return Permissions{Publish: []string{"$KV." + b.Specs + "." + ns + ".*", SpecsAPIPrefix + ".>", QueuesAPIPrefix + ".>"}, Subscribe: []string{"_INBOX.>"},
 		Tags: []string{scopeTag + ns}}
 }
 
@@ -94,10 +95,16 @@ func ProducerInbox(ns, name string) string { return "_INBOX_producer_" + ns + "_
 
 // Publisher may write the spec bucket (put, delete, purge, history,
 // watch) and read the status and heartbeat buckets, for `tinyctl apply`,
-// `status` and raw KV puts. It may not create or delete buckets or
-// streams, fetch jobs or publish job subjects.
+// `status` and raw KV puts, and read the info of every stream and
+// consumer (in one account, or each namespace's as the control account
+// imports them under NamespaceAPIPrefix): the queue figures of
+// `tinyctl describe`. It may not create or delete buckets or streams,
+// fetch jobs or publish job subjects.
 func Publisher(b Buckets) Permissions {
 	pub := []string{"$KV." + b.Specs + ".>", "$JS.API.INFO"}
+	for _, s := range queueInfo {
+		pub = append(pub, s, NamespaceAPIPrefix("*")+strings.TrimPrefix(s, "$JS.API"))
+	}
 	for _, bucket := range []string{b.Specs, b.Status, b.Heartbeats} {
 		pub = append(pub, readBucket(bucket)...)
 	}

@@ -374,6 +374,16 @@ func TestANamespacePublisherStaysInItsNamespace(t *testing.T) {
 		t.Errorf("list -A as %s's publisher:\n%s", a, r)
 	}
 	expect(t, pa.must("history", "resizer", "-n", a), 0, []string{"1.0.0", "1.0.1"}, nil)
+	// Its queue, through what its account imports of a's jobs account; the
+	// admin's, through the control account's imports.
+	pjs, err := jetstream.New(in.producer(a, a+".resize.>"))
+	testenv.Must(t, err)
+	testenv.Eventually(t, 30*time.Second, func() error { // the controller creates the stream
+		_, err := pjs.Publish(testenv.Ctx(t, 5*time.Second), a+".resize.one", []byte("{}"))
+		return err
+	})
+	expect(t, pa.must("describe", "resizer", "-n", a), 0, []string{"  Jobs:           1 (", "  Pending:        1 not yet handed"}, nil)
+	expect(t, in.publisher.must("describe", "billing", "-n", b), 0, []string{"  Jobs:           0 (0 B)", "  Pending:        0 not yet handed"}, nil)
 	testenv.Eventually(t, 30*time.Second, func() error {
 		r := pa.run("status", "-A")
 		if r.code != 0 || !strings.Contains(r.stdout, "resizer") || strings.Contains(r.stdout, "billing") {
@@ -386,7 +396,7 @@ func TestANamespacePublisherStaysInItsNamespace(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "not available to credentials scoped to one namespace") {
 		t.Errorf("apply into another namespace: %s", r)
 	}
-	for _, args := range [][]string{{"get", "billing", "-n", b}, {"delete", "billing", "-n", b, "--yes"}, {"history", "billing", "-n", b}} {
+	for _, args := range [][]string{{"get", "billing", "-n", b}, {"describe", "billing", "-n", b}, {"delete", "billing", "-n", b, "--yes"}, {"history", "billing", "-n", b}} {
 		if r := pa.run(args...); r.code == 0 {
 			t.Errorf("%v as %s's publisher succeeded:\n%s", args, a, r)
 		}
@@ -412,6 +422,19 @@ func TestANamespacePublisherStaysInItsNamespace(t *testing.T) {
 			[]byte(`{"stream_name":"KV_tinyctl-components","config":{"name":"probe","filter_subject":"` + key + `","ack_policy":"none","inactive_threshold":1000000000}}`)},
 		{key, []byte(componentYAML(a, "resizer", a+".resize.>", ""))},
 	}
+	// Its queue imports reach a's jobs account only: b's stream is not there.
+	msg, err := nc.Request(identity.QueuesAPIPrefix+".STREAM.INFO."+streamB, nil, 5*time.Second)
+	testenv.Must(t, err)
+	if !strings.Contains(string(msg.Data), `"err_code":10059`) {
+		t.Errorf("%s's publisher asked for %s's stream info and got %s, want stream not found", a, b, msg.Data)
+	}
+	vehicles = append(vehicles, struct {
+		subject string
+		body    []byte
+	}{identity.QueuesAPIPrefix + ".STREAM.INFO." + render.StreamName(a, "resizer"), nil}, struct {
+		subject string
+		body    []byte
+	}{identity.QueuesAPIPrefix + ".CONSUMER.INFO." + render.StreamName(a, "resizer") + "." + render.ConsumerName(a, "resizer"), nil})
 	revBefore := specRevision(t, obs, a+".resizer")
 	targets := append(attackTargets(b, streamB, consumerB),
 		identity.SpecsAPIPrefix+".DIRECT.GET.KV_tinyctl-components.$KV.tinyctl-components."+b+".billing",

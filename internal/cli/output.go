@@ -21,6 +21,8 @@ const (
 	FormatJSON  Format = "json"
 	// FormatName prints one component/NAMESPACE.NAME line per object.
 	FormatName Format = "name"
+	// FormatText is prose for a person (describe).
+	FormatText Format = "text"
 )
 
 // ParseFormat returns s as one of allowed, or an error listing them.

@@ -3,7 +3,8 @@
 // component per cluster (observed against latest revision, Ready or
 // Stalled with its reason, stale clusters marked), the orphans the
 // controllers report, their aligned tables and their machine-readable
-// lists (-o json|yaml, documented in docs/cli.md).
+// lists (-o json|yaml, documented in docs/cli.md); and `tinyctl
+// describe`'s one component: spec, status rows, queue and children.
 //
 // client.Rows and Orphans are pure functions over a client.Snapshot. Source reads
 // snapshots from NATS and Watch re-reads one on every change of the

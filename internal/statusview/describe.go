@@ -1,0 +1,227 @@
+package statusview
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/decode"
+	"github.com/tinyctl/tinyctl/client"
+	"github.com/tinyctl/tinyctl/client/queues"
+	"github.com/tinyctl/tinyctl/internal/cli"
+)
+
+// DescriptionKind is the kind of `tinyctl describe -o json|yaml`.
+const DescriptionKind = "Description"
+
+// Description is everything `tinyctl describe` shows of one component: the
+// stored spec, each cluster's status, the children a removal would take,
+// and its queue on the broker the CLI is connected to. Its shape is a
+// documented contract (docs/cli.md): fields may be added, never renamed
+// or removed.
+type Description struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Key        string `json:"key"`
+	Revision   uint64 `json:"revision"`
+	// Published is when the revision was stored, UTC.
+	Published time.Time `json:"published"`
+	// Component is the stored spec (canonical), absent when it does not
+	// decode; Invalid then says why.
+	Component *api.Component `json:"component,omitempty"`
+	Invalid   string         `json:"invalid,omitempty"`
+	// Clusters are the status rows, one per cluster that reported.
+	Clusters []StatusItem `json:"clusters"`
+	// Children are the Kubernetes objects a cluster that places the
+	// component holds ("Kind/namespace/name"), and Stream and Consumer its
+	// JetStream names.
+	Children []string `json:"children"`
+	Stream   string   `json:"stream"`
+	Consumer string   `json:"consumer"`
+	// Queue is the queue on the broker the CLI reached; QueueError says
+	// why it is absent.
+	Queue      *QueueInfo `json:"queue,omitempty"`
+	QueueError string     `json:"queueError,omitempty"`
+}
+
+// QueueInfo is a component's queue: see queues.Queue.
+type QueueInfo struct {
+	Jobs  uint64 `json:"jobs"`
+	Bytes uint64 `json:"bytes"`
+	// Oldest is when the oldest job was published (absent: no job).
+	Oldest      *time.Time `json:"oldest,omitempty"`
+	Pending     uint64     `json:"pending"`
+	AckPending  int        `json:"ackPending"`
+	Redelivered int        `json:"redelivered"`
+	Waiting     int        `json:"waitingPulls"`
+	MaxDeliver  int        `json:"maxDeliver"`
+	NoConsumer  bool       `json:"noConsumer,omitempty"`
+}
+
+// Describe puts together what describe shows of revision e: rows are its
+// status rows, q and qerr what reading its queue returned.
+func Describe(e client.Revision, rows []client.Row, q queues.Queue, qerr error) Description {
+	plan := client.PlanRemoval(e)
+	d := Description{APIVersion: api.APIVersion, Kind: DescriptionKind, Key: e.Key, Revision: e.Revision, Published: e.Created.UTC(),
+		Clusters: NewStatusList(rows).Items, Children: plan.Objects, Stream: plan.Stream, Consumer: plan.Consumer}
+	if c, err := decode.Component(e.Value); err != nil {
+		d.Invalid = err.Error()
+	} else {
+		d.Component = &c
+	}
+	if qerr != nil {
+		d.QueueError = qerr.Error()
+		return d
+	}
+	d.Queue = &QueueInfo{Jobs: q.Jobs, Bytes: q.Bytes, Pending: q.Pending, AckPending: q.AckPending, Redelivered: q.Redelivered,
+		Waiting: q.Waiting, MaxDeliver: q.MaxDeliver, NoConsumer: q.NoConsumer}
+	if !q.Oldest.IsZero() {
+		t := q.Oldest.UTC()
+		d.Queue.Oldest = &t
+	}
+	return d
+}
+
+// WriteDescription prints d for a person: the spec's essentials, the
+// status table, the queue and the children. rows are d's status rows as
+// the status table takes them; now is the server's clock.
+func WriteDescription(w io.Writer, style cli.Style, d Description, rows []client.Row, now time.Time) error {
+	ns, name, _ := api.ParseKey(d.Key)
+	f := &fields{w: w}
+	f.add("Name", name)
+	f.add("Namespace", ns)
+	f.add("Revision", fmt.Sprintf("%d, published %s ago", d.Revision, cli.Age(d.Published, now)))
+	if d.Component == nil {
+		f.add("Invalid", d.Invalid)
+	} else {
+		specFields(f, *d.Component)
+	}
+	f.add("Stream", d.Stream)
+	f.add("Consumer", d.Consumer)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Clusters:")
+	if err := WriteTable(&indented{w: w}, style, rows, now); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	writeQueue(w, d, now)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Children (on each cluster that places it):")
+	for _, c := range d.Children {
+		fmt.Fprintln(w, "  "+c)
+	}
+	return f.err
+}
+
+// specFields adds what a person looks for first in a spec.
+func specFields(f *fields, c api.Component) {
+	f.add("Image", c.Spec.Image)
+	f.add("Subjects", strings.Join(c.Spec.Jobs.Subjects, ", "))
+	if len(c.Spec.Jobs.Publish) > 0 {
+		f.add("Publishes", strings.Join(c.Spec.Jobs.Publish, ", "))
+	}
+	f.add("Scaling", scaling(c.Spec))
+	if c.Spec.Suspend {
+		f.add("Suspended", "yes: no cluster reconciles it (tinyctl resume)")
+	}
+	if len(c.Metadata.Labels) > 0 {
+		var l []string
+		for _, k := range slices.Sorted(maps.Keys(c.Metadata.Labels)) {
+			l = append(l, k+"="+c.Metadata.Labels[k])
+		}
+		f.add("Labels", strings.Join(l, ","))
+	}
+}
+
+// scaling says how many pods the spec asks for.
+func scaling(s api.Spec) string {
+	switch {
+	case s.Scaling != nil:
+		return fmt.Sprintf("%d to %d pods, from the queue (KEDA)", s.Scaling.MinReplicas, s.Scaling.MaxReplicas)
+	case s.Replicas != nil && *s.Replicas != 1:
+		return fmt.Sprintf("%d pods", *s.Replicas)
+	}
+	return "1 pod"
+}
+
+// writeQueue prints the queue section.
+func writeQueue(w io.Writer, d Description, now time.Time) {
+	fmt.Fprintln(w, "Queue (on the broker this command reached):")
+	q := d.Queue
+	if q == nil {
+		fmt.Fprintln(w, "  "+d.QueueError)
+		return
+	}
+	f := &fields{w: w, indent: "  "}
+	jobs := fmt.Sprintf("%d (%s)", q.Jobs, bytes(q.Bytes))
+	if q.Oldest != nil {
+		jobs += ", the oldest published " + cli.Age(*q.Oldest, now) + " ago"
+	}
+	f.add("Jobs", jobs)
+	if q.NoConsumer {
+		f.add("Consumer", "none yet: no worker can fetch")
+		return
+	}
+	f.add("Pending", fmt.Sprintf("%d not yet handed to a worker", q.Pending))
+	f.add("Ack pending", fmt.Sprintf("%d being worked on", q.AckPending))
+	f.add("Redelivered", fmt.Sprintf("%d of those handed out more than once", q.Redelivered))
+	f.add("Waiting pulls", fmt.Sprint(q.Waiting))
+	if q.MaxDeliver > 0 {
+		f.add("Max deliver", fmt.Sprintf("%d (a job failed that often stays in the stream until its maxAge)", q.MaxDeliver))
+	}
+}
+
+// bytes prints a size in binary units.
+func bytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// fields prints "Name:  value" lines with the values aligned.
+type fields struct {
+	w      io.Writer
+	indent string
+	err    error
+}
+
+// fieldWidth is the column values start at.
+const fieldWidth = 15
+
+func (f *fields) add(name, value string) {
+	if f.err == nil {
+		_, f.err = fmt.Fprintf(f.w, "%s%-*s %s\n", f.indent, fieldWidth, name+":", value)
+	}
+}
+
+// indented indents every line written through it by two spaces.
+type indented struct {
+	w       io.Writer
+	midLine bool
+}
+
+func (i *indented) Write(p []byte) (int, error) {
+	var b strings.Builder
+	for _, c := range string(p) {
+		if !i.midLine {
+			b.WriteString("  ")
+		}
+		b.WriteRune(c)
+		i.midLine = c != '\n'
+	}
+	if _, err := io.WriteString(i.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
