@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -215,6 +216,15 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 	r = u.run(time.Minute, "diff", "-f", spec)
 	if r.code != 0 || r.stdout != "" {
 		t.Errorf("diff of the unchanged component: want exit 0 and no output\n%s", r)
+	}
+	// describe reads the queue with the install's publisher credentials,
+	// through the control account's import of the namespace's jobs
+	// account: every job done, nothing waits.
+	var desc statusview.Description
+	testenv.Must(t, json.Unmarshal([]byte(u.ok(time.Minute, "describe", workerName, "-n", workerNS, "-o", "json").stdout), &desc))
+	if q := desc.Queue; q == nil || q.Jobs != 0 || q.Pending != 0 || q.AckPending != 0 || q.NoConsumer || len(desc.Clusters) != 1 ||
+		desc.Clusters[0].Ready != "True" || !slices.Contains(desc.Children, "Deployment/"+workerNS+"/"+workerName) {
+		t.Errorf("describe after the jobs were done: queue %+v (%s), clusters %+v, children %v", q, desc.QueueError, desc.Clusters, desc.Children)
 	}
 
 	// 9. The install's fence: the new leader's next write stamps its newer
