@@ -35,7 +35,8 @@ once (redelivered). A fleet hub holds no member's queues: point --nats-url at
 the member's broker. The admin publisher and a namespace publisher's
 credentials (tinyctl identity publisher) may read them; credentials minted
 before this command existed may not, and the queue section says so.
--o json and -o yaml print a Description (see docs/cli.md).`,
+-o json and -o yaml print a Description (see docs/cli.md); -o jsonpath=TEMPLATE
+picks fields of it, as kubectl does.`,
 		Example: `  tinyctl describe resizer -n media
   tinyctl describe resizer -n media -o yaml`,
 		Args:              usageArgs(cobra.ExactArgs(1)),
@@ -44,13 +45,13 @@ before this command existed may not, and the queue section says so.
 			return f.run(cmd.Context(), o, args[0])
 		},
 	}
-	addOutputFlag(cmd, &f.output, "text", cli.FormatText, cli.FormatYAML, cli.FormatJSON)
+	addOutputFlag(cmd, &f.output, "text", cli.FormatText, cli.FormatYAML, cli.FormatJSON, cli.FormatJSONPath)
 	addStatusBucketFlag(cmd.Flags(), &f.statusBucket)
 	return cmd
 }
 
 func (f *describeFlags) run(ctx context.Context, o *options, name string) error {
-	form, err := format(f.output, cli.FormatText, cli.FormatText, cli.FormatYAML, cli.FormatJSON)
+	form, err := format(f.output, cli.FormatText, cli.FormatText, cli.FormatYAML, cli.FormatJSON, cli.FormatJSONPath)
 	if err != nil {
 		return err
 	}
@@ -82,11 +83,8 @@ func (f *describeFlags) run(ctx context.Context, o *options, name string) error 
 	}
 	q, qerr := r.Read(ctx, o.namespace, name)
 	d := statusview.Describe(e, rows, q, queueProblem(qerr))
-	switch form {
-	case cli.FormatJSON:
-		return cli.WriteJSON(o.out, d)
-	case cli.FormatYAML:
-		return cli.WriteYAML(o.out, d)
+	if form != cli.FormatText {
+		return cli.WriteData(o.out, form, d)
 	}
 	return statusview.WriteDescription(o.out, o.style(), d, rows, snap.Now)
 }

@@ -45,19 +45,24 @@ like "tinyctl list" (-l selects by label, -o name prints names).`,
 			return g.one(cmd.Context(), o, args[0])
 		},
 	}
-	addOutputFlag(cmd, &g.output, "yaml for NAME, table otherwise", cli.FormatYAML, cli.FormatJSON, cli.FormatTable, cli.FormatName)
+	addOutputFlag(cmd, &g.output, "yaml for NAME, table otherwise", getFormats...)
 	g.addFlags(cmd)
 	return cmd
 }
 
 // addOutputFlag registers -o with completion of its values.
 func addOutputFlag(cmd *cobra.Command, target *string, def string, formats ...cli.Format) {
-	names := make([]string, len(formats))
+	names, completions := make([]string, len(formats)), make([]string, len(formats))
+	directive := cobra.ShellCompDirectiveNoFileComp
 	for i, f := range formats {
-		names[i] = string(f)
+		names[i], completions[i] = string(f), string(f)
+		if f == cli.FormatJSONPath { // the template follows without a space
+			names[i], completions[i] = "jsonpath=TEMPLATE", "jsonpath="
+			directive |= cobra.ShellCompDirectiveNoSpace
+		}
 	}
 	cmd.Flags().StringVarP(target, "output", "o", "", fmt.Sprintf("output format: %v (default %s)", names, def))
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(names, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(completions, directive))
 }
 
 // format parses -o, using def when it was not given.
@@ -74,7 +79,7 @@ func format(value string, def cli.Format, allowed ...cli.Format) (cli.Format, er
 
 // one prints component name of the selected namespace.
 func (g *getOptions) one(ctx context.Context, o *options, name string) error {
-	f, err := format(g.output, cli.FormatYAML, cli.FormatYAML, cli.FormatJSON, cli.FormatTable, cli.FormatName)
+	f, err := format(g.output, cli.FormatYAML, getFormats...)
 	if err != nil {
 		return err
 	}
@@ -91,9 +96,9 @@ func (g *getOptions) one(ctx context.Context, o *options, name string) error {
 	case cli.FormatName:
 		_, err := fmt.Fprintf(o.out, "component/%s\n", e.Key)
 		return err
-	case cli.FormatTable:
-		t := componentTable(o)
-		componentRow(t, o, e)
+	case cli.FormatTable, cli.FormatWide:
+		t := componentTable(o, f == cli.FormatWide)
+		componentRow(t, o, e, f == cli.FormatWide)
 		return t.Flush()
 	}
 	return o.printStored(e, f)
@@ -114,7 +119,8 @@ func (o *options) getEntry(ctx context.Context, name string) (client.Revision, e
 	return e, err
 }
 
-// printStored prints a stored component as YAML or JSON. A value that does
+// printStored prints a stored component as YAML, JSON or a jsonpath
+// template's output. A value that does
 // not decode is printed as stored, with a warning.
 func (o *options) printStored(e client.Revision, f cli.Format) error {
 	c, err := decode.Component(e.Value)
@@ -127,8 +133,8 @@ func (o *options) printStored(e client.Revision, f cli.Format) error {
 	if err != nil {
 		return err
 	}
-	if f == cli.FormatJSON {
-		return cli.WriteJSON(o.out, json.RawMessage(b))
+	if f != cli.FormatYAML {
+		return cli.WriteData(o.out, f, json.RawMessage(b))
 	}
 	y, err := cli.JSONToYAML(b)
 	if err != nil {
@@ -138,15 +144,28 @@ func (o *options) printStored(e client.Revision, f cli.Format) error {
 	return err
 }
 
-// componentTable starts the table get and list print.
-func componentTable(o *options) *cli.Table {
-	return cli.NewTable(o.out, "NAMESPACE", "NAME", "IMAGE", "SCALING", "REVISION", "AGE")
+// getFormats are get's -o values (with NAME, or listing).
+var getFormats = []cli.Format{cli.FormatYAML, cli.FormatJSON, cli.FormatJSONPath, cli.FormatTable, cli.FormatWide, cli.FormatName}
+
+// componentTable starts the table get and list print; wide adds SUBJECTS
+// and LABELS.
+func componentTable(o *options, wide bool) *cli.Table {
+	headers := []string{"NAMESPACE", "NAME", "IMAGE", "SCALING", "REVISION", "AGE"}
+	if wide {
+		headers = append(headers, "SUBJECTS", "LABELS")
+	}
+	return cli.NewTable(o.out, headers...)
 }
 
-func componentRow(t *cli.Table, o *options, e client.Revision) {
+func componentRow(t *cli.Table, o *options, e client.Revision, wide bool) {
 	ns, name, err := api.ParseKey(e.Key)
 	if err != nil {
 		ns, name = "<invalid key>", e.Key
 	}
-	t.Row(ns, name, cli.ImageOf(e.Value), cli.ScalingOf(e.Value), strconv.FormatUint(e.Revision, 10), cli.Age(e.Created, o.now()))
+	cells := []string{ns, name, cli.ImageOf(e.Value), cli.ScalingOf(e.Value), strconv.FormatUint(e.Revision, 10), cli.Age(e.Created, o.now())}
+	if wide {
+		subjects, labels := cli.SubjectsAndLabelsOf(e.Value)
+		cells = append(cells, subjects, labels)
+	}
+	t.Row(cells...)
 }

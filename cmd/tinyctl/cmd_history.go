@@ -27,12 +27,12 @@ the previous value. The bucket keeps a limited number of revisions per key
 			return historyRun(cmd.Context(), o, args[0], output)
 		},
 	}
-	addOutputFlag(cmd, &output, "table", cli.FormatTable, cli.FormatYAML, cli.FormatJSON)
+	addOutputFlag(cmd, &output, "table", cli.FormatTable, cli.FormatYAML, cli.FormatJSON, cli.FormatJSONPath)
 	return cmd
 }
 
 func historyRun(ctx context.Context, o *options, name, output string) error {
-	f, err := format(output, cli.FormatTable, cli.FormatTable, cli.FormatYAML, cli.FormatJSON)
+	f, err := format(output, cli.FormatTable, cli.FormatTable, cli.FormatYAML, cli.FormatJSON, cli.FormatJSONPath)
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ match a Kubernetes label selector.`,
 	return cmd
 }
 
-var listFormats = []cli.Format{cli.FormatTable, cli.FormatYAML, cli.FormatJSON, cli.FormatName}
+var listFormats = []cli.Format{cli.FormatTable, cli.FormatWide, cli.FormatYAML, cli.FormatJSON, cli.FormatJSONPath, cli.FormatName}
 
 // run prints the components of the selected namespace (or all) that the
 // selector matches.
@@ -84,13 +84,13 @@ func (l *listing) run(ctx context.Context, o *options) error {
 	if !sel.Empty() {
 		entries = slices.DeleteFunc(entries, func(e client.Revision) bool { return !selects(sel, e.Value) })
 	}
-	switch f {
+	switch f.Kind() {
 	case cli.FormatName:
 		for _, e := range entries {
 			fmt.Fprintf(o.out, "component/%s\n", e.Key)
 		}
 		return nil
-	case cli.FormatJSON, cli.FormatYAML:
+	case cli.FormatJSON, cli.FormatYAML, cli.FormatJSONPath:
 		items := make([]cli.Item, 0, len(entries))
 		for _, e := range entries {
 			items = append(items, cli.NewItem(e))
@@ -108,9 +108,9 @@ func (l *listing) run(ctx context.Context, o *options) error {
 		fmt.Fprintf(o.errOut, "No components found in %s.\n", where)
 		return nil
 	}
-	t := componentTable(o)
+	t := componentTable(o, f == cli.FormatWide)
 	for _, e := range entries {
-		componentRow(t, o, e)
+		componentRow(t, o, e, f == cli.FormatWide)
 	}
 	return t.Flush()
 }
@@ -143,10 +143,5 @@ func selects(sel labels.Selector, value []byte) bool {
 	return err == nil && sel.Matches(labels.Set(c.Metadata.Labels))
 }
 
-// writeStructured prints v as JSON or YAML.
-func writeStructured(o *options, f cli.Format, v any) error {
-	if f == cli.FormatJSON {
-		return cli.WriteJSON(o.out, v)
-	}
-	return cli.WriteYAML(o.out, v)
-}
+// writeStructured prints v as JSON, YAML or a jsonpath template's output.
+func writeStructured(o *options, f cli.Format, v any) error { return cli.WriteData(o.out, f, v) }

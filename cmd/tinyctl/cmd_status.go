@@ -66,7 +66,7 @@ to zero). Applied: the children are applied, whatever the pods do.`,
 			return f.run(cmd.Context(), o, args)
 		},
 	}
-	addOutputFlag(cmd, &f.output, "table", cli.FormatTable, cli.FormatYAML, cli.FormatJSON)
+	addOutputFlag(cmd, &f.output, "table", statusFormats...)
 	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "show the components of every namespace")
 	addSelectorFlag(cmd, &f.selector)
 	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "print the view again whenever it changes, until interrupted")
@@ -83,7 +83,7 @@ func addStatusBucketFlag(fs *pflag.FlagSet, target *string) {
 }
 
 func (f *statusFlags) run(ctx context.Context, o *options, args []string) error {
-	form, err := format(f.output, cli.FormatTable, cli.FormatTable, cli.FormatYAML, cli.FormatJSON)
+	form, err := format(f.output, cli.FormatTable, statusFormats...)
 	if err != nil {
 		return err
 	}
@@ -180,9 +180,9 @@ func (o *options) printStatus(form cli.Format, sel client.Selector, rows []clien
 	if sel.Name != "" && len(rows) == 0 && !again {
 		return o.notFound(sel.Name)
 	}
-	switch form {
-	case cli.FormatJSON:
-		return cli.WriteJSON(o.out, statusview.NewStatusList(rows))
+	switch form.Kind() {
+	case cli.FormatJSON, cli.FormatJSONPath:
+		return cli.WriteData(o.out, form, statusview.NewStatusList(rows))
 	case cli.FormatYAML:
 		if again {
 			fmt.Fprintln(o.out, "---")
@@ -200,8 +200,14 @@ func (o *options) printStatus(form cli.Format, sel client.Selector, rows []clien
 		fmt.Fprintf(o.errOut, "No components found in %s.\n", o.where(sel))
 		return nil
 	}
+	if form == cli.FormatWide {
+		return statusview.WriteWideTable(o.out, o.style(), rows, now)
+	}
 	return statusview.WriteTable(o.out, o.style(), rows, now)
 }
+
+// statusFormats are status's -o values.
+var statusFormats = []cli.Format{cli.FormatTable, cli.FormatWide, cli.FormatYAML, cli.FormatJSON, cli.FormatJSONPath}
 
 // separate clears a terminal before a watch's next table, or leaves a
 // blank line elsewhere.

@@ -16,7 +16,8 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("completing get -n media re:\n%s", r.stdout)
 	}
 	r = u.must("__complete", "get", "-o", "")
-	if !strings.HasPrefix(r.stdout, "yaml\njson\ntable\n") {
+	// jsonpath= is followed by its template: no space (directive 2|4).
+	if r.stdout != "yaml\njson\njsonpath=\ntable\nwide\nname\n:6\n" {
 		t.Errorf("completing -o:\n%s", r.stdout)
 	}
 }

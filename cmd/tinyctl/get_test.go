@@ -104,7 +104,7 @@ func TestGetAndListErrors(t *testing.T) {
 	}{
 		{"missing component", []string{"get", "nope"}, 1, `Error: component "nope" not found in namespace "default"` + "\n"},
 		{"invalid name", []string{"get", "No_Such"}, 2, `Error: component "No_Such" in namespace "default": not a valid name: component key "default.No_Such": "No_Such" a lowercase RFC 1123 label`},
-		{"unknown output format", []string{"list", "-o", "xml"}, 2, `Error: unknown output format "xml": use one of table, yaml, json, name` + "\n"},
+		{"unknown output format", []string{"list", "-o", "xml"}, 2, `Error: unknown output format "xml": use one of table, wide, yaml, json, jsonpath=TEMPLATE, name` + "\n"},
 		{"NAME with -A", []string{"get", "x", "-A"}, 2, "Error: --all-namespaces cannot be used with a NAME\n"},
 		{"NAME with -l", []string{"get", "x", "-l", "team=a"}, 2, "Error: --selector cannot be used with a NAME\n"},
 		{"selector that does not parse", []string{"list", "-l", "team in media"}, 2, `Error: --selector "team in media": `},
@@ -205,4 +205,39 @@ func TestListSelectsByLabelAndPrintsNames(t *testing.T) {
 		t.Errorf("list -A -l team=web: %q, want a header and the hook's row", rows)
 	}
 	expect(t, u.run("list", "-A", "-l", "team=ops"), 0, nil, []string{`No components found in any namespace with labels team=ops.`})
+}
+
+// TestWideAndJSONPathOutput: -o wide adds columns to the tables, and
+// -o jsonpath=TEMPLATE picks fields of the -o json output as kubectl
+// does; a template that does not parse is a usage error naming it, before
+// anything is read.
+func TestWideAndJSONPathOutput(t *testing.T) {
+	t.Parallel()
+	u := newUser(t)
+	u.must("apply", "-f", u.file("c.yaml", strings.Replace(component("media", "resizer", "acme/resizer:1.0.0"),
+		"  namespace: media\n", "  namespace: media\n  labels: {team: media, tier: batch}\n", 1)+"---\n"+component("media", "tagger", "acme/tagger:2.0.0")))
+	report(t, u.statuses(), ready("media.resizer", "east", 1, "False", "Retrying"))
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "-n", "media", "-o", "jsonpath={.items[*].key}"}, "media.resizer media.tagger\n"},
+		{[]string{"get", "resizer", "-n", "media", "-o", "jsonpath={.spec.image} {.metadata.labels.team}"}, "acme/resizer:1.0.0 media\n"},
+		{[]string{"history", "tagger", "-n", "media", "-o", `jsonpath={range .items[*]}{.revision}{"\n"}{end}`}, "2\n"},
+		{[]string{"status", "resizer", "-n", "media", "-o", "jsonpath={.items[0].cluster}={.items[0].reason}"}, "east=Retrying\n"},
+		{[]string{"describe", "tagger", "-n", "media", "-o", "jsonpath={.component.spec.jobs.subjects[0]}"}, "media.tagger.>\n"},
+	} {
+		if got := u.must(tt.args...).stdout; got != tt.want {
+			t.Errorf("tinyctl %s printed %q, want %q", strings.Join(tt.args, " "), got, tt.want)
+		}
+	}
+	expect(t, u.must("list", "-n", "media", "-o", "wide"), 0, []string{"SUBJECTS", "LABELS", "media.resizer.>", "team=media,tier=batch", "media.tagger.>    -"}, nil)
+	expect(t, u.must("get", "tagger", "-n", "media", "-o", "wide"), 0, []string{"SUBJECTS", "media.tagger.>"}, nil)
+	expect(t, u.must("status", "resizer", "-n", "media", "-o", "wide"), 0, []string{"APPLIED", "DEGRADED", "MESSAGE", "Retrying happened"}, nil)
+
+	expect(t, u.run("list", "-o", "jsonpath={.items[*"), 2, nil, []string{`-o jsonpath template "{.items[*": `})
+	expect(t, u.run("list", "-o", "jsonpath"), 2, nil, []string{"-o jsonpath needs a template"})
+	expect(t, u.run("get", "resizer", "-n", "media", "-o", "jsonpath={.nope}"), 1, nil, []string{`-o jsonpath template "{.nope}": nope is not found`})
+	expect(t, u.run("orphans", "-o", "wide"), 2, nil, []string{`unknown output format "wide"`})
 }

@@ -3,6 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tinyctl/tinyctl/api/decode"
@@ -95,4 +98,32 @@ func ScalingOf(value []byte) string {
 		return fmt.Sprintf("fixed %d", *c.Spec.Replicas)
 	}
 	return ""
+}
+
+// SubjectsAndLabelsOf returns a stored component's job subjects and its
+// labels (k=v, sorted), comma-separated; "-" for none, "<invalid>" for
+// both when the value does not decode.
+func SubjectsAndLabelsOf(value []byte) (subjects, labels string) {
+	c, err := decode.Component(value)
+	if err != nil {
+		return "<invalid>", "<invalid>"
+	}
+	return dashIfEmpty(strings.Join(c.Spec.Jobs.Subjects, ",")), dashIfEmpty(JoinLabels(c.Metadata.Labels))
+}
+
+// JoinLabels prints labels as a selector would match them: k=v pairs,
+// sorted by key, comma-separated.
+func JoinLabels(labels map[string]string) string {
+	l := make([]string, 0, len(labels))
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		l = append(l, k+"="+labels[k])
+	}
+	return strings.Join(l, ",")
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

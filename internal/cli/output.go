@@ -23,16 +23,24 @@ const (
 	FormatName Format = "name"
 	// FormatText is prose for a person (describe).
 	FormatText Format = "text"
+	// FormatWide is the table with more columns.
+	FormatWide Format = "wide"
 )
 
 // ParseFormat returns s as one of allowed, or an error listing them.
 func ParseFormat(s string, allowed ...Format) (Format, error) {
 	names := make([]string, len(allowed))
 	for i, f := range allowed {
+		if f == FormatJSONPath && (s == string(f) || strings.HasPrefix(s, jsonPathPrefix)) {
+			return parseJSONPath(s)
+		}
 		if string(f) == s {
 			return f, nil
 		}
 		names[i] = string(f)
+		if f == FormatJSONPath {
+			names[i] = jsonPathPrefix + "TEMPLATE"
+		}
 	}
 	return "", fmt.Errorf("unknown output format %q: use one of %s", s, strings.Join(names, ", "))
 }

@@ -62,6 +62,17 @@ func TestParseFormat(t *testing.T) {
 	if err == nil || err.Error() != `unknown output format "xml": use one of table, json` {
 		t.Errorf("err = %v", err)
 	}
+	f, err := cli.ParseFormat("jsonpath={.items[*].key}", cli.FormatTable, cli.FormatJSONPath)
+	if tmpl, ok := f.Template(); err != nil || !ok || tmpl != "{.items[*].key}" || f.Kind() != cli.FormatJSONPath {
+		t.Errorf("ParseFormat(jsonpath=...) = %q (%q, %v), %v", f, tmpl, ok, err)
+	}
+	if _, err := cli.ParseFormat("jsonpath={.x}", cli.FormatTable, cli.FormatJSON); err == nil ||
+		err.Error() != `unknown output format "jsonpath={.x}": use one of table, json` {
+		t.Errorf("jsonpath where it is not offered: %v", err)
+	}
+	if _, err := cli.ParseFormat("yaml", cli.FormatJSONPath); err == nil || err.Error() != `unknown output format "yaml": use one of jsonpath=TEMPLATE` {
+		t.Errorf("the offer of jsonpath reads: %v", err)
+	}
 }
 
 func TestStyleIsPlainOffATerminal(t *testing.T) {

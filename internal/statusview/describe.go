@@ -3,8 +3,6 @@ package statusview
 import (
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -129,11 +127,7 @@ func specFields(f *fields, c api.Component) {
 		f.add("Suspended", "yes: no cluster reconciles it (tinyctl resume)")
 	}
 	if len(c.Metadata.Labels) > 0 {
-		var l []string
-		for _, k := range slices.Sorted(maps.Keys(c.Metadata.Labels)) {
-			l = append(l, k+"="+c.Metadata.Labels[k])
-		}
-		f.add("Labels", strings.Join(l, ","))
+		f.add("Labels", cli.JoinLabels(c.Metadata.Labels))
 	}
 }
 

@@ -38,6 +38,20 @@ func WriteTable(w io.Writer, style cli.Style, rows []client.Row, now time.Time) 
 	return t.write(w)
 }
 
+// WriteWideTable is WriteTable with APPLIED (every child applied,
+// whatever the pods do), DEGRADED and MESSAGE after REASON.
+func WriteWideTable(w io.Writer, style cli.Style, rows []client.Row, now time.Time) error {
+	t := newTable("NAMESPACE", "NAME", "CLUSTER", "READY", "REASON", "APPLIED", "DEGRADED", "REVISION", "AGE", "HEARTBEAT", "MESSAGE")
+	for _, r := range rows {
+		t.row(
+			plain(r.Namespace()), plain(r.Name()), plain(dash(r.Cluster())),
+			readyCell(style, r), plain(dash(r.Reason())), plain(string(r.Applied())), plain(strconv.FormatBool(r.Degraded())),
+			revisionCell(style, r), plain(age(r, now)), heartbeatCell(style, r, now), plain(dash(strings.ReplaceAll(r.Message(), "\n", " "))),
+		)
+	}
+	return t.write(w)
+}
+
 // readyCell shows the Ready status, or Stalled when the cluster gave up
 // until a new revision.
 func readyCell(style cli.Style, r client.Row) cell {
