@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -58,7 +59,42 @@ Every flag can also be set by the environment variable shown with it.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd, o) },
 	}
 	f.addFlags(cmd.Flags())
+	shadowClientOnlyFlags(cmd.Flags())
 	return cmd
+}
+
+// clientOnlyFlags are the root's flags that mean nothing to serve: the
+// namespace of the client commands (the controller manages many, chosen
+// by --namespaces and --deny-namespaces) and the nats CLI context (a
+// controller connects with its own flags and environment only, so that a
+// context selected on a laptop cannot redirect it). Each says what to use
+// instead.
+var clientOnlyFlags = map[string]string{
+	"namespace":    "serve takes no --namespace: the controller manages every namespace but --deny-namespaces, or those --namespaces names",
+	"nats-context": "serve reads no nats CLI context: give it --nats-url and a credentials flag (or their TINYCTL_NATS_* variables)",
+}
+
+// shadowClientOnlyFlags defines clientOnlyFlags on serve itself, hidden,
+// so that they are neither inherited (serve --help and docs/reference do
+// not list them, their variables are not read) nor silently accepted.
+func shadowClientOnlyFlags(fs *pflag.FlagSet) {
+	var ignored string
+	fs.StringVarP(&ignored, "namespace", "n", "", "")
+	fs.StringVar(&ignored, "nats-context", "", "")
+	for name := range clientOnlyFlags {
+		_ = fs.MarkHidden(name)
+	}
+}
+
+// refuseClientOnlyFlags is the usage error for a client-only flag given to
+// serve.
+func refuseClientOnlyFlags(fs *pflag.FlagSet) error {
+	for _, name := range slices.Sorted(maps.Keys(clientOnlyFlags)) {
+		if fs.Changed(name) {
+			return usageError{errors.New(clientOnlyFlags[name])}
+		}
+	}
+	return nil
 }
 
 func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
@@ -158,6 +194,10 @@ func (f *serveFlags) addProcessFlags(fs *pflag.FlagSet) {
 }
 
 func (f *serveFlags) run(cmd *cobra.Command, o *options) error {
+	if err := refuseClientOnlyFlags(cmd.Flags()); err != nil {
+		return err
+	}
+	o.nats.NoContexts = true
 	log, err := newLogger(o.errOut, f.logLevel, f.logFormat)
 	if err != nil {
 		return usageError{err}

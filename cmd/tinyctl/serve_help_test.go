@@ -27,7 +27,7 @@ func TestServeHelpDocumentsEveryFlagWithItsEnvironmentVariable(t *testing.T) {
 		t.Fatal(err)
 	}
 	check := func(f *pflag.Flag) {
-		if f.Name == "help" {
+		if f.Name == "help" || f.Hidden {
 			return
 		}
 		env := cli.EnvOf(f)
@@ -47,6 +47,38 @@ func TestServeHelpDocumentsEveryFlagWithItsEnvironmentVariable(t *testing.T) {
 	}
 	serve.LocalFlags().VisitAll(check)
 	serve.InheritedFlags().VisitAll(check)
+}
+
+// TestServeTakesNoClientOnlyFlags: the client commands' -n and
+// --nats-context mean nothing to the controller; serve's help does not
+// offer them, and giving one is a usage error that says what to use
+// instead. TINYCTL_NAMESPACE, which a user's shell may export for the
+// client commands, is not read.
+func TestServeTakesNoClientOnlyFlags(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "--help"}, &out, &errOut); code != exitOK {
+		t.Fatalf("serve --help exited %d: %s", code, errOut.String())
+	}
+	for _, flag := range []string{"-n,", "--namespace ", "--nats-context"} {
+		if strings.Contains(out.String(), flag) {
+			t.Errorf("serve --help offers %s", flag)
+		}
+	}
+	if !strings.Contains(out.String(), "--nats-url") {
+		t.Errorf("serve --help lacks the connection flags it uses:\n%s", out.String())
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "-n", "media"}, "Error: serve takes no --namespace: the controller manages every namespace but --deny-namespaces, or those --namespaces names\n"},
+		{[]string{"serve", "--nats-context", "laptop"}, "Error: serve reads no nats CLI context: give it --nats-url and a credentials flag"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), tt.args, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), tt.want) {
+			t.Errorf("tinyctl %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(tt.args, " "), code, errOut.String(), tt.want)
+		}
+	}
 }
 
 // helpLine returns the line of help that documents --name.

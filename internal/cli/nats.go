@@ -39,6 +39,10 @@ type NATSFlags struct {
 	// RequestTimeout bounds how long a command waits for NATS or the
 	// Kubernetes API server; 0 waits forever.
 	RequestTimeout time.Duration
+	// NoContexts makes Config read no nats CLI context, not even the
+	// selected one: a controller takes its connection from its flags and
+	// environment only.
+	NoContexts bool
 
 	fs *pflag.FlagSet
 }
@@ -119,6 +123,9 @@ func (f *NATSFlags) Config(getenv func(string) string) (bus.Config, error) {
 // natsContext loads the context in force with the explicit flags laid on
 // top, or nil when no context is in force.
 func (f *NATSFlags) natsContext(getenv func(string) string) (*natscontext.Context, error) {
+	if f.NoContexts {
+		return nil, nil
+	}
 	name := f.Context
 	reg := natscontext.NewRegistry(natscontext.NewFileBackendAt(configRoot(getenv)))
 	if !f.explicit("nats-context") {

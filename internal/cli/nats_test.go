@@ -149,6 +149,11 @@ func TestNATSContextsAreReadByTheNATSLibrary(t *testing.T) {
 	if cfg, err := parse(t, env, "--nats-context=").Config(env.get); err != nil || cfg.URLs[0] != cli.DefaultNATSURL || len(cfg.Options) != 0 {
 		t.Errorf("an empty --nats-context must ignore the selected one: %+v %v", cfg, err)
 	}
+	f := parse(t, env)
+	f.NoContexts = true // serve's
+	if cfg, err := f.Config(env.get); err != nil || cfg.URLs[0] != cli.DefaultNATSURL || len(cfg.Options) != 0 || cfg.JetStreamDomain != "" {
+		t.Errorf("NoContexts must read no context, not even the selected one: %+v %v", cfg, err)
+	}
 }
 
 func TestNATSConfigErrors(t *testing.T) {

@@ -29,14 +29,14 @@ type ServeProcess struct {
 }
 
 // Serve starts `binary serve args...` with its health and metrics servers
-// on free loopback ports (do not pass --health-addr or --metrics-addr),
-// no `nats` CLI context, and a fresh HOME. The process is killed when the
+// on free loopback ports (do not pass --health-addr or --metrics-addr)
+// and a fresh HOME (serve reads no `nats` CLI context). The process is killed when the
 // parent dies and when the test ends; its output is logged if the test
 // failed. It fails the test if the process cannot start.
 func Serve(tb testing.TB, binary string, args ...string) *ServeProcess {
 	tb.Helper()
 	p := &ServeProcess{HealthAddr: FreeAddr(tb), MetricsAddr: FreeAddr(tb), out: &SyncBuffer{}, exited: make(chan struct{})}
-	all := append([]string{"serve", "--nats-context", "", "--health-addr", p.HealthAddr, "--metrics-addr", p.MetricsAddr}, args...)
+	all := append([]string{"serve", "--health-addr", p.HealthAddr, "--metrics-addr", p.MetricsAddr}, args...)
 	p.Cmd = exec.Command(binary, all...)
 	p.Cmd.Env = append(os.Environ(), "HOME="+tb.TempDir())
 	p.Cmd.Stdout, p.Cmd.Stderr = p.out, p.out
