@@ -10,6 +10,7 @@ import (
 // monitoringOn switches every monitoring object of the tinyctl chart on.
 var monitoringOn = map[string]any{"monitoring": map[string]any{
 	"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prom"}},
+	"podMonitor":     map[string]any{"enabled": true},
 	"prometheusRule": map[string]any{"enabled": true, "alertLabels": map[string]any{"team": "platform"}},
 	"dashboard":      map[string]any{"enabled": true, "annotations": map[string]any{"grafana_folder": "tinyctl"}},
 }}
@@ -38,7 +39,7 @@ func kindsOf(t *testing.T, values map[string]any) ([]string, map[string]map[stri
 // on, and the PodDisruptionBudget exists exactly when there are standbys.
 func TestMonitoringObjectsFollowTheirValues(t *testing.T) {
 	kinds, byKind := kindsOf(t, nil)
-	for _, k := range []string{"ServiceMonitor", "PrometheusRule", "ConfigMap"} {
+	for _, k := range []string{"ServiceMonitor", "PodMonitor", "PrometheusRule", "ConfigMap"} {
 		if slices.Contains(kinds, k) {
 			t.Errorf("default values render a %s", k)
 		}
@@ -56,10 +57,17 @@ func TestMonitoringObjectsFollowTheirValues(t *testing.T) {
 	}
 
 	kinds, byKind = kindsOf(t, monitoringOn)
-	for _, k := range []string{"ServiceMonitor", "PrometheusRule", "ConfigMap"} {
+	for _, k := range []string{"ServiceMonitor", "PodMonitor", "PrometheusRule", "ConfigMap"} {
 		if !slices.Contains(kinds, k) {
 			t.Errorf("monitoring on renders no %s (kinds %v)", k, kinds)
 		}
+	}
+	// The PodMonitor scrapes the port render names on every child's pods.
+	pm := byKind["PodMonitor"]["spec"].(map[string]any)
+	if sel := pm["selector"].(map[string]any)["matchLabels"].(map[string]any); sel["app.kubernetes.io/managed-by"] != "tinyctl" ||
+		pm["namespaceSelector"].(map[string]any)["any"] != true ||
+		pm["podMetricsEndpoints"].([]any)[0].(map[string]any)["port"] != "metrics" {
+		t.Errorf("PodMonitor spec = %v, want tinyctl's pods in any namespace, port metrics", pm)
 	}
 	cm := byKind["ConfigMap"]
 	if labels := cm["metadata"].(map[string]any)["labels"].(map[string]any); labels["grafana_dashboard"] != "1" {

@@ -98,6 +98,7 @@ func renderCases() []renderCase {
 		Command:  []string{"/thumbnailer"},
 		Replicas: ptr.To[int32](3),
 		Probes:   &api.Probes{Worker: true},
+		Metrics:  &api.Metrics{},
 		Jobs: api.Jobs{
 			Subjects: []string{"jobs.thumbs.small", "jobs.thumbs.large"},
 			Stream:   api.StreamSpec{Storage: "memory", MaxAge: "1h", DuplicateWindow: "30s", MaxMsgs: 10000, MaxBytes: 1 << 22},

@@ -25,6 +25,9 @@ const (
 	// DefaultCollectorEndpoint is the OTLP (gRPC) endpoint of the trace
 	// collector `tinyctl install` provisions, given to workers.
 	DefaultCollectorEndpoint = "http://collector." + DefaultNATSNamespace + ".svc:4317"
+	// DefaultMonitoringNamespace is where the Prometheus that scrapes
+	// workers' metrics runs (kube-prometheus-stack's usual namespace).
+	DefaultMonitoringNamespace = "monitoring"
 	// DefaultRunAsUser is the non-root uid (and gid) workers run as: the
 	// "nonroot" user of distroless images.
 	DefaultRunAsUser int64 = 65532
@@ -89,7 +92,8 @@ func DefaultCluster() Cluster {
 			PodLabels: map[string]string{"app.kubernetes.io/name": "collector"},
 			Ports:     []int32{4317, 4318},
 		},
-		RunAsUser: DefaultRunAsUser,
+		RunAsUser:            DefaultRunAsUser,
+		MonitoringNamespaces: []string{DefaultMonitoringNamespace},
 		Streams: StreamLimits{MaxBytes: DefaultStreamMaxBytes, MaxMemoryBytes: DefaultStreamMaxMemoryBytes,
 			MaxMsgs: DefaultStreamMaxMsgs, Replicas: DefaultStreamReplicas},
 	}
@@ -125,6 +129,9 @@ func (cl Cluster) WithDefaults() Cluster {
 	}
 	if cl.RunAsUser == 0 {
 		cl.RunAsUser = d.RunAsUser
+	}
+	if len(cl.MonitoringNamespaces) == 0 {
+		cl.MonitoringNamespaces = d.MonitoringNamespaces
 	}
 	cl.Streams.MaxBytes = cmp.Or(cl.Streams.MaxBytes, d.Streams.MaxBytes)
 	cl.Streams.MaxMemoryBytes = cmp.Or(cl.Streams.MaxMemoryBytes, d.Streams.MaxMemoryBytes)

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"sort"
@@ -153,8 +154,14 @@ func container(c api.Component, cl Cluster) (corev1.Container, error) {
 		})
 	}
 	withProbes(&ctr, c.Spec.Probes)
+	if m := c.Spec.Metrics; m != nil {
+		ctr.Ports = append(ctr.Ports, corev1.ContainerPort{Name: podlayout.MetricsPortName, ContainerPort: metricsPort(m), Protocol: corev1.ProtocolTCP})
+	}
 	return ctr, nil
 }
+
+// metricsPort is spec.metrics.port, or its default.
+func metricsPort(m *api.Metrics) int32 { return cmp.Or(m.Port, api.DefaultMetricsPort) }
 
 // withProbes sets the container's probes: the worker library's (a named
 // port, /healthz for liveness and /readyz for readiness) or the user's.
@@ -184,6 +191,9 @@ func containerEnv(c api.Component, cl Cluster) ([]corev1.EnvVar, error) {
 	env = append(env, drainEnv(c.Spec.TerminationGracePeriodSeconds)...)
 	if p := c.Spec.Probes; p != nil && p.Worker {
 		env = append(env, corev1.EnvVar{Name: workerenv.HealthAddr, Value: fmt.Sprintf(":%d", podlayout.HealthPort)})
+	}
+	if m := c.Spec.Metrics; m != nil {
+		env = append(env, corev1.EnvVar{Name: workerenv.MetricsAddr, Value: fmt.Sprintf(":%d", metricsPort(m))})
 	}
 	seen := make(map[string]bool, len(env)+len(c.Spec.Env))
 	for _, e := range env {

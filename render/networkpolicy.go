@@ -48,10 +48,25 @@ func networkPolicy(c api.Component, cl Cluster, m meta) (*networkingv1.NetworkPo
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: selectorLabels(md.Namespace, md.Name)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
+			Ingress:     metricsIngress(c.Spec.Metrics, cl),
 			Egress:      egress,
 		},
 	}
 	return np, stamp(np, np, m)
+}
+
+// metricsIngress admits the cluster's monitoring namespaces to the port of
+// spec.metrics, and nothing else: without it a worker takes no ingress.
+func metricsIngress(m *api.Metrics, cl Cluster) []networkingv1.NetworkPolicyIngressRule {
+	if m == nil {
+		return nil
+	}
+	port := intstr.FromInt32(metricsPort(m))
+	return []networkingv1.NetworkPolicyIngressRule{{
+		From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: namespaceNameLabel, Operator: metav1.LabelSelectorOpIn, Values: slices.Clone(cl.MonitoringNamespaces)}}}}},
+		Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: &port}},
+	}}
 }
 
 func egressRules(e api.Egress, cl Cluster) ([]networkingv1.NetworkPolicyEgressRule, error) {

@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"cmp"
 	"errors"
 	"net/netip"
 	"slices"
@@ -129,6 +130,28 @@ func TestWorkersAcceptNoConnection(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOnlyMonitoringScrapesMetrics: spec.metrics opens one port, to the
+// cluster's monitoring namespaces only; without it nothing may connect.
+func TestOnlyMonitoringScrapesMetrics(t *testing.T) {
+	prometheus := pod("monitoring", "10.244.5.5", "app.kubernetes.io/name", "prometheus")
+	for _, port := range []int32{0, 9100} {
+		tc := renderCase{"metrics", component("scraped", api.Spec{Metrics: &api.Metrics{Port: port}}), networkCluster()}
+		ev, worker := evaluate(t, tc)
+		want := cmp.Or(port, api.DefaultMetricsPort)
+		if !ev.Ingress(worker, prometheus, want, corev1.ProtocolTCP) {
+			t.Errorf("port %d: Prometheus in namespace monitoring may not scrape the worker", want)
+		}
+		for _, probe := range []struct {
+			from netpol.Peer
+			port int32
+		}{{prometheus, 8080}, {prometheus, 8081}, {neighbour, want}, {natsPod, want}, {ip("10.244.4.10"), want}} {
+			if ev.Ingress(worker, probe.from, probe.port, corev1.ProtocolTCP) {
+				t.Errorf("port %d: ingress from %+v on %d is allowed", want, probe.from, probe.port)
+			}
+		}
 	}
 }
 

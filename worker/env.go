@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,8 +12,9 @@ import (
 )
 
 // EnvMetricsAddr names the environment variable that, when set, makes Run
-// serve the worker's metrics on that address at /metrics (":9090", say).
-// tinyctl does not set it: a component sets it in spec.env.
+// serve the worker's metrics on that address at /metrics (":9090", say),
+// for a worker run outside tinyctl. A component asks for metrics with
+// spec.metrics instead: tinyctl then sets TINYCTL_METRICS_ADDR, which wins.
 const EnvMetricsAddr = "WORKER_METRICS_ADDR"
 
 // ErrEnvironment is matched (errors.Is) by every error ConfigFromEnv
@@ -46,7 +48,7 @@ type Config struct {
 	// (OTEL_SERVICE_NAME, else the consumer's name).
 	Name string
 	// MetricsAddr, when not empty, is where Run serves /metrics
-	// (EnvMetricsAddr).
+	// (TINYCTL_METRICS_ADDR, else EnvMetricsAddr).
 	MetricsAddr string
 	// HealthAddr, when not empty, is where Run serves /healthz and
 	// /readyz for the kubelet's probes (TINYCTL_HEALTH_ADDR).
@@ -75,7 +77,7 @@ func ConfigFrom(getenv func(string) string) (Config, error) {
 		CertFile:    getenv(workerenv.NATSCert),
 		KeyFile:     getenv(workerenv.NATSKey),
 		Name:        getenv(workerenv.ServiceName),
-		MetricsAddr: getenv(EnvMetricsAddr),
+		MetricsAddr: cmp.Or(getenv(workerenv.MetricsAddr), getenv(EnvMetricsAddr)),
 		HealthAddr:  getenv(workerenv.HealthAddr),
 	}
 	if c.Name == "" {

@@ -28,6 +28,9 @@ type Settings struct {
 	RunAsUser int64 `json:"runAsUser"`
 	// Streams caps every component's stream (see StreamLimits).
 	Streams StreamLimits `json:"streams"`
+	// MonitoringNamespaces are the namespaces whose pods (Prometheus) may
+	// scrape a worker's spec.metrics port.
+	MonitoringNamespaces []string `json:"monitoringNamespaces,omitempty"`
 }
 
 // Collector says where workers send telemetry: every egress posture allows

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/podlayout"
 )
 
 // MaxProbeSeconds bounds a probe's delays, period and timeout: a probe
@@ -31,6 +32,24 @@ func validateProbes(pr *api.Probes, p *field.Path) field.ErrorList {
 	}
 	errs = append(errs, validateProbe(pr.Liveness, true, p.Child("liveness"))...)
 	return append(errs, validateProbe(pr.Readiness, false, p.Child("readiness"))...)
+}
+
+// validateMetrics checks spec.metrics: a port a worker without privileges
+// may listen on (the restricted pods drop every capability, so not below
+// 1024), other than the worker library's health port when it serves the
+// probes. 0 is the default port.
+func validateMetrics(m *api.Metrics, pr *api.Probes, p *field.Path) field.ErrorList {
+	if m == nil || m.Port == 0 {
+		return nil
+	}
+	fp := p.Child("port")
+	switch {
+	case m.Port < 1024 || m.Port > 65535:
+		return field.ErrorList{field.Invalid(fp, m.Port, "must be between 1024 and 65535: the worker runs without privileges")}
+	case m.Port == podlayout.HealthPort && pr != nil && pr.Worker:
+		return field.ErrorList{field.Invalid(fp, m.Port, "is the worker library's health port (spec.probes.worker)")}
+	}
+	return nil
 }
 
 func validateProbe(pr *corev1.Probe, liveness bool, p *field.Path) field.ErrorList {

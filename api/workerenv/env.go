@@ -46,6 +46,9 @@ const (
 	// the kubelet probes (":8081"): set when the component asks for the
 	// worker library's probes (spec.probes.worker).
 	HealthAddr = "TINYCTL_HEALTH_ADDR"
+	// MetricsAddr is where the worker serves Prometheus metrics at
+	// /metrics (":9464"): set when the component has spec.metrics.
+	MetricsAddr = "TINYCTL_METRICS_ADDR"
 	// OTLPEndpoint is the OpenTelemetry collector to export traces to.
 	OTLPEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	// ServiceName names the worker in its traces: the component's name.

@@ -24,14 +24,14 @@ const (
 )
 
 // TestMonitoringObjectsAreAcceptedByTheAPIServer installs the Prometheus
-// Operator's own ServiceMonitor and PrometheusRule CRDs, applies the
+// Operator's own ServiceMonitor, PodMonitor and PrometheusRule CRDs, applies the
 // chart's monitoring objects, dashboard and disruption budget, and reads
 // each back whole: the API server neither rejects nor prunes a field (a
 // misspelt field would be dropped silently by the CRD's schema).
 func TestMonitoringObjectsAreAcceptedByTheAPIServer(t *testing.T) {
 	t.Parallel()
 	dir := testenv.ModuleDir(t, promOperator, promOperatorVersion)
-	for _, plural := range []string{"servicemonitors", "prometheusrules"} {
+	for _, plural := range []string{"servicemonitors", "podmonitors", "prometheusrules"} {
 		b, err := os.ReadFile(filepath.Join(dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_"+plural+".yaml"))
 		if err != nil {
 			t.Fatal(err)
@@ -43,7 +43,7 @@ func TestMonitoringObjectsAreAcceptedByTheAPIServer(t *testing.T) {
 	m := kube.Manager(t)
 	dyn, _ := kube.Dynamic(t)
 	ctx := context.Background()
-	for _, tmpl := range []string{"servicemonitor", "prometheusrule", "dashboard", "poddisruptionbudget"} {
+	for _, tmpl := range []string{"servicemonitor", "podmonitor", "prometheusrule", "dashboard", "poddisruptionbudget"} {
 		obj := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal([]byte(out["tinyctl/templates/"+tmpl+".yaml"]), &obj.Object); err != nil || obj.Object == nil {
 			t.Fatalf("%s: %v (rendered %q)", tmpl, err, out["tinyctl/templates/"+tmpl+".yaml"])

@@ -28,6 +28,7 @@ import (
 // monitoringValues switch every monitoring object of the tinyctl chart on.
 var monitoringValues = map[string]any{"monitoring": map[string]any{
 	"serviceMonitor": map[string]any{"enabled": true},
+	"podMonitor":     map[string]any{"enabled": true},
 	"prometheusRule": map[string]any{"enabled": true},
 	"dashboard":      map[string]any{"enabled": true},
 }}

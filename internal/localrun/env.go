@@ -34,8 +34,8 @@ func Env(d *appsv1.Deployment, mounts map[string]string) ([]string, error) {
 	}
 	out := make([]string, 0, len(ctr.Env))
 	for _, e := range ctr.Env {
-		if e.Name == workerenv.HealthAddr {
-			continue
+		if e.Name == workerenv.HealthAddr || e.Name == workerenv.MetricsAddr {
+			continue // two local workers would fight over the port
 		}
 		if e.ValueFrom != nil {
 			return nil, fmt.Errorf("deployment %s/%s: env %s comes from a reference, which a local process cannot resolve", d.Namespace, d.Name, e.Name)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -290,9 +291,28 @@ func gone(t *testing.T, what string, within time.Duration, get func() error) {
 
 // readyz reads a controller's or a worker's /readyz from the host (pod
 // addresses are routed to the node's bridge; both serve it on 8081).
-func readyz(pod corev1.Pod) string {
+func readyz(pod corev1.Pod) string { return httpGet(pod, 8081, "/readyz") }
+
+// sumSeries adds up the samples of metric in a Prometheus text exposition.
+func sumSeries(text, metric string) float64 {
+	sum := 0.0
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(l, metric+"{") && !strings.HasPrefix(l, metric+" ") {
+			continue
+		}
+		fields := strings.Fields(l)
+		if v, err := strconv.ParseFloat(fields[len(fields)-1], 64); err == nil {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// httpGet is what the pod answers on port at path, from the node (the
+// kubelet's vantage point); an error's text when it does not answer.
+func httpGet(pod corev1.Pod, port int, path string) string {
 	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get("http://" + pod.Status.PodIP + ":8081/readyz")
+	resp, err := c.Get(fmt.Sprintf("http://%s:%d%s", pod.Status.PodIP, port, path))
 	if err != nil {
 		return err.Error()
 	}

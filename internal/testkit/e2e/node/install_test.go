@@ -53,6 +53,7 @@ spec:
     consumer: {maxDeliver: 3}
   replicas: %d
   probes: {worker: true}
+  metrics: {}
   egress: none
   deletion: {stream: Delete}
 `, workerName, workerNS, localnode.ExampleWorkerImage, work, replicas)
@@ -166,6 +167,18 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 		}
 		return nil
 	})
+	// spec.metrics: each pod serves the worker library's metrics on the
+	// port named metrics, and together they counted every job.
+	counted := 0.0
+	for _, p := range podsReady(t, workerNS, "app.kubernetes.io/name="+workerName, 2, time.Minute) {
+		if port := p.Spec.Containers[0].Ports; !slices.ContainsFunc(port, func(cp corev1.ContainerPort) bool { return cp.Name == "metrics" && cp.ContainerPort == 9464 }) {
+			t.Errorf("pod %s: ports %v, want metrics 9464", p.Name, port)
+		}
+		counted += sumSeries(httpGet(p, 9464, "/metrics"), "tinyctl_worker_jobs_total")
+	}
+	if counted < jobs+1 {
+		t.Errorf("the pods' /metrics count %v jobs, want at least the %d handled", counted, jobs+1)
+	}
 
 	// 6. An update rolls out new pods, which process new jobs.
 	u.file("thumbnailer.yaml", thumbnailer("6ms", 2))
