@@ -93,10 +93,14 @@ func (r *Reader) Read(ctx context.Context, namespace, name string) (Queue, error
 		}
 	}
 	switch {
-	case errors.Is(err, jetstream.ErrStreamNotFound), errors.Is(err, nats.ErrNoResponders):
+	case errors.Is(err, jetstream.ErrStreamNotFound):
 		return Queue{}, fmt.Errorf("queue of %s: stream %s: %w on this broker", key, q.Stream, ErrNotFound)
+	case errors.Is(err, nats.ErrNoResponders):
+		return Queue{}, fmt.Errorf("queue of %s: no JetStream API answered (JetStream off, or an account that imports no queue info: a controller older than the CLI)", key)
+	case errors.Is(err, bus.ErrPermissionDenied) && r.scope != "":
+		return Queue{}, fmt.Errorf("queue of %s: %w (minted before they could: mint them again with tinyctl identity publisher %s)", key, ErrNoAccess, r.scope)
 	case errors.Is(err, bus.ErrPermissionDenied):
-		return Queue{}, fmt.Errorf("queue of %s: %w (mint them again: tinyctl identity publisher)", key, ErrNoAccess)
+		return Queue{}, fmt.Errorf("queue of %s: %w (an admin publisher minted before they could: its Secret tinyctl-publisher predates stream and consumer info)", key, ErrNoAccess)
 	case err != nil:
 		return Queue{}, fmt.Errorf("queue of %s: %w", key, err)
 	}

@@ -227,6 +227,10 @@ func TestWideAndJSONPathOutput(t *testing.T) {
 		{[]string{"history", "tagger", "-n", "media", "-o", `jsonpath={range .items[*]}{.revision}{"\n"}{end}`}, "2\n"},
 		{[]string{"status", "resizer", "-n", "media", "-o", "jsonpath={.items[0].cluster}={.items[0].reason}"}, "east=Retrying\n"},
 		{[]string{"describe", "tagger", "-n", "media", "-o", "jsonpath={.component.spec.jobs.subjects[0]}"}, "media.tagger.>\n"},
+		// A field a row lacks (tagger has no cluster) and an empty list
+		// print nothing, as in kubectl.
+		{[]string{"status", "-n", "media", "-o", `jsonpath={range .items[*]}{.name}:{.cluster};{end}`}, "resizer:east;tagger:;\n"},
+		{[]string{"list", "-n", "web", "-o", "jsonpath={.items[*].key}"}, ""},
 	} {
 		if got := u.must(tt.args...).stdout; got != tt.want {
 			t.Errorf("tinyctl %s printed %q, want %q", strings.Join(tt.args, " "), got, tt.want)
@@ -238,6 +242,6 @@ func TestWideAndJSONPathOutput(t *testing.T) {
 
 	expect(t, u.run("list", "-o", "jsonpath={.items[*"), 2, nil, []string{`-o jsonpath template "{.items[*": `})
 	expect(t, u.run("list", "-o", "jsonpath"), 2, nil, []string{"-o jsonpath needs a template"})
-	expect(t, u.run("get", "resizer", "-n", "media", "-o", "jsonpath={.nope}"), 1, nil, []string{`-o jsonpath template "{.nope}": nope is not found`})
+	expect(t, u.run("get", "resizer", "-n", "media", "-o", "jsonpath={.nope}"), 0, nil, nil)
 	expect(t, u.run("orphans", "-o", "wide"), 2, nil, []string{`unknown output format "wide"`})
 }

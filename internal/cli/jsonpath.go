@@ -2,12 +2,12 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/util/jsonpath"
 )
 
@@ -43,7 +43,10 @@ func parseJSONPath(s string) (Format, error) {
 }
 
 func newJSONPath(tmpl string) (*jsonpath.JSONPath, error) {
-	j := jsonpath.New("output")
+	// A field the output lacks prints nothing, as in kubectl (whose
+	// --allow-missing-template-keys is true by default): an optional
+	// field, or a list with no items, is not an error.
+	j := jsonpath.New("output").AllowMissingKeys(true)
 	if err := j.Parse(tmpl); err != nil {
 		return nil, fmt.Errorf("-o jsonpath template %q: %w", tmpl, err)
 	}
@@ -52,7 +55,8 @@ func newJSONPath(tmpl string) (*jsonpath.JSONPath, error) {
 
 // WriteData writes v as f, which is FormatJSON, FormatYAML or a jsonpath
 // format. A jsonpath template is run over v's JSON (so its field names are
-// the JSON's) and its output ends with a newline.
+// the JSON's; a field that is absent prints nothing) and its output ends
+// with a newline.
 func WriteData(w io.Writer, f Format, v any) error {
 	tmpl, ok := f.Template()
 	switch {
@@ -69,8 +73,10 @@ func WriteData(w io.Writer, f Format, v any) error {
 	if err != nil {
 		return err
 	}
+	// Numbers decode as int64 where they are whole, so a revision of a
+	// million prints as 1000000, not 1e+06.
 	var data any
-	if err := json.Unmarshal(b, &data); err != nil {
+	if err := utiljson.Unmarshal(b, &data); err != nil {
 		return err
 	}
 	var out bytes.Buffer

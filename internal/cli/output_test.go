@@ -75,6 +75,20 @@ func TestParseFormat(t *testing.T) {
 	}
 }
 
+// TestJSONPathPrintsWholeNumbersWhole: a revision past a million reads as
+// written, not 1e+06, and filters still compare numbers.
+func TestJSONPathPrintsWholeNumbersWhole(t *testing.T) {
+	var b bytes.Buffer
+	f, err := cli.ParseFormat(`jsonpath={.items[?(@.revision>5)].revision} {.missing}`, cli.FormatJSONPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := map[string]any{"items": []map[string]any{{"revision": 3}, {"revision": 1234567}}}
+	if err := cli.WriteData(&b, f, v); err != nil || b.String() != "1234567 \n" {
+		t.Errorf("printed %q (%v), want \"1234567 \\n\"", b.String(), err)
+	}
+}
+
 func TestStyleIsPlainOffATerminal(t *testing.T) {
 	var b bytes.Buffer
 	if got := cli.StyleFor(&b, func(string) string { return "" }).Green("created"); got != "created" {

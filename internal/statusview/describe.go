@@ -71,6 +71,9 @@ func Describe(e client.Revision, rows []client.Row, q queues.Queue, qerr error) 
 	} else {
 		d.Component = &c
 	}
+	if d.Invalid == "" && plan.Problem != nil { // decodes, but does not render
+		d.Invalid = plan.Problem.Error()
+	}
 	if qerr != nil {
 		d.QueueError = qerr.Error()
 		return d
@@ -93,10 +96,11 @@ func WriteDescription(w io.Writer, style cli.Style, d Description, rows []client
 	f.add("Name", name)
 	f.add("Namespace", ns)
 	f.add("Revision", fmt.Sprintf("%d, published %s ago", d.Revision, cli.Age(d.Published, now)))
-	if d.Component == nil {
-		f.add("Invalid", d.Invalid)
-	} else {
+	if d.Component != nil {
 		specFields(f, *d.Component)
+	}
+	if d.Invalid != "" {
+		f.add("Invalid", d.Invalid)
 	}
 	f.add("Stream", d.Stream)
 	f.add("Consumer", d.Consumer)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -46,10 +47,22 @@ func WriteWideTable(w io.Writer, style cli.Style, rows []client.Row, now time.Ti
 		t.row(
 			plain(r.Namespace()), plain(r.Name()), plain(dash(r.Cluster())),
 			readyCell(style, r), plain(dash(r.Reason())), plain(string(r.Applied())), plain(strconv.FormatBool(r.Degraded())),
-			revisionCell(style, r), plain(age(r, now)), heartbeatCell(style, r, now), plain(dash(strings.ReplaceAll(r.Message(), "\n", " "))),
+			revisionCell(style, r), plain(age(r, now)), heartbeatCell(style, r, now), plain(dash(oneLine(r.Message()))),
 		)
 	}
 	return t.write(w)
+}
+
+// oneLine is s with every run of white space (newlines, tabs) one space
+// and control characters left out, for a table cell.
+func oneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // readyCell shows the Ready status, or Stalled when the cluster gave up
