@@ -37,10 +37,6 @@ func (s Spec) deepCopy() Spec {
 		p.Liveness, p.Readiness = s.Probes.Liveness.DeepCopy(), s.Probes.Readiness.DeepCopy()
 		out.Probes = &p
 	}
-	if s.Metrics != nil {
-		m := *s.Metrics
-		out.Metrics = &m
-	}
 	out.TopologySpreadConstraints = copySpread(s.TopologySpreadConstraints)
 	out.TerminationGracePeriodSeconds = clonePtr(s.TerminationGracePeriodSeconds)
 	out.Resources = s.Resources.deepCopy()

@@ -147,7 +147,6 @@ func TestDeepCopyCopiesEveryReference(t *testing.T) {
 		WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}}
 	orig.Spec.Probes = &api.Probes{Liveness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/alive"}}}},
 		Readiness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"/ready"}}}}}
-	orig.Spec.Metrics = &api.Metrics{Port: 9464}
 	w := &refWalk{t: t, set: map[string]bool{}}
 	w.walk("Component", reflect.ValueOf(orig), reflect.ValueOf(orig.DeepCopy()))
 	for field, set := range w.set {

@@ -62,10 +62,11 @@ type Spec struct {
 	AutomountServiceAccountToken bool   `json:"automountServiceAccountToken,omitempty"`
 	// Probes tell the kubelet whether the worker is alive and ready.
 	Probes *Probes `json:"probes,omitempty"`
-	// Metrics, when set, says the worker serves Prometheus metrics at
-	// /metrics: the NetworkPolicy admits the cluster's monitoring
-	// namespaces to that port.
-	Metrics *Metrics `json:"metrics,omitempty"`
+	// MetricsPort, when set, is where the worker serves Prometheus metrics
+	// at /metrics: tinyctl gives the worker library the address in
+	// TINYCTL_METRICS_ADDR, names the pod port "metrics" (for a PodMonitor),
+	// and the NetworkPolicy admits the cluster's monitoring namespaces to it.
+	MetricsPort int32 `json:"metricsPort,omitempty"`
 	// Affinity (node affinity, pod affinity and anti-affinity) and
 	// TopologySpreadConstraints place the worker's pods as in a pod spec,
 	// in Kubernetes' own terms. A spread constraint without a labelSelector
@@ -106,16 +107,6 @@ type Probes struct {
 	Liveness  *corev1.Probe `json:"liveness,omitempty"`
 	Readiness *corev1.Probe `json:"readiness,omitempty"`
 }
-
-// Metrics is where the worker serves Prometheus metrics: /metrics on Port
-// (default DefaultMetricsPort), which tinyctl gives the worker library in
-// TINYCTL_METRICS_ADDR and names "metrics" in the pod, for a PodMonitor.
-type Metrics struct {
-	Port int32 `json:"port,omitempty"`
-}
-
-// DefaultMetricsPort is the port of spec.metrics when it names none.
-const DefaultMetricsPort = 9464
 
 // EnvVar is one environment variable of the worker container: a literal
 // Value, or a key of a Secret or ConfigMap (ValueFrom).

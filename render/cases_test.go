@@ -95,10 +95,10 @@ func renderCases() []renderCase {
 	scaled.Metadata.Labels = map[string]string{"team": "docs"}
 
 	fixed := component("thumbnailer", api.Spec{
-		Command:  []string{"/thumbnailer"},
-		Replicas: ptr.To[int32](3),
-		Probes:   &api.Probes{Worker: true},
-		Metrics:  &api.Metrics{},
+		Command:     []string{"/thumbnailer"},
+		Replicas:    ptr.To[int32](3),
+		Probes:      &api.Probes{Worker: true},
+		MetricsPort: 9464,
 		Jobs: api.Jobs{
 			Subjects: []string{"jobs.thumbs.small", "jobs.thumbs.large"},
 			Stream:   api.StreamSpec{Storage: "memory", MaxAge: "1h", DuplicateWindow: "30s", MaxMsgs: 10000, MaxBytes: 1 << 22},

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"cmp"
 	"fmt"
 	"path"
 	"sort"
@@ -154,14 +153,11 @@ func container(c api.Component, cl Cluster) (corev1.Container, error) {
 		})
 	}
 	withProbes(&ctr, c.Spec.Probes)
-	if m := c.Spec.Metrics; m != nil {
-		ctr.Ports = append(ctr.Ports, corev1.ContainerPort{Name: podlayout.MetricsPortName, ContainerPort: metricsPort(m), Protocol: corev1.ProtocolTCP})
+	if p := c.Spec.MetricsPort; p != 0 {
+		ctr.Ports = append(ctr.Ports, corev1.ContainerPort{Name: podlayout.MetricsPortName, ContainerPort: p, Protocol: corev1.ProtocolTCP})
 	}
 	return ctr, nil
 }
-
-// metricsPort is spec.metrics.port, or its default.
-func metricsPort(m *api.Metrics) int32 { return cmp.Or(m.Port, api.DefaultMetricsPort) }
 
 // withProbes sets the container's probes: the worker library's (a named
 // port, /healthz for liveness and /readyz for readiness) or the user's.
@@ -192,8 +188,8 @@ func containerEnv(c api.Component, cl Cluster) ([]corev1.EnvVar, error) {
 	if p := c.Spec.Probes; p != nil && p.Worker {
 		env = append(env, corev1.EnvVar{Name: workerenv.HealthAddr, Value: fmt.Sprintf(":%d", podlayout.HealthPort)})
 	}
-	if m := c.Spec.Metrics; m != nil {
-		env = append(env, corev1.EnvVar{Name: workerenv.MetricsAddr, Value: fmt.Sprintf(":%d", metricsPort(m))})
+	if p := c.Spec.MetricsPort; p != 0 {
+		env = append(env, corev1.EnvVar{Name: workerenv.MetricsAddr, Value: fmt.Sprintf(":%d", p)})
 	}
 	seen := make(map[string]bool, len(env)+len(c.Spec.Env))
 	for _, e := range env {

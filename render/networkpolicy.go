@@ -48,7 +48,7 @@ func networkPolicy(c api.Component, cl Cluster, m meta) (*networkingv1.NetworkPo
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: selectorLabels(md.Namespace, md.Name)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
-			Ingress:     metricsIngress(c.Spec.Metrics, cl),
+			Ingress:     metricsIngress(c.Spec.MetricsPort, cl),
 			Egress:      egress,
 		},
 	}
@@ -56,12 +56,12 @@ func networkPolicy(c api.Component, cl Cluster, m meta) (*networkingv1.NetworkPo
 }
 
 // metricsIngress admits the cluster's monitoring namespaces to the port of
-// spec.metrics, and nothing else: without it a worker takes no ingress.
-func metricsIngress(m *api.Metrics, cl Cluster) []networkingv1.NetworkPolicyIngressRule {
-	if m == nil {
+// spec.metricsPort, and nothing else: without it a worker takes no ingress.
+func metricsIngress(metricsPort int32, cl Cluster) []networkingv1.NetworkPolicyIngressRule {
+	if metricsPort == 0 {
 		return nil
 	}
-	port := intstr.FromInt32(metricsPort(m))
+	port := intstr.FromInt32(metricsPort)
 	return []networkingv1.NetworkPolicyIngressRule{{
 		From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 			Key: namespaceNameLabel, Operator: metav1.LabelSelectorOpIn, Values: slices.Clone(cl.MonitoringNamespaces)}}}}},

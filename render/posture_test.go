@@ -1,7 +1,6 @@
 package render_test
 
 import (
-	"cmp"
 	"errors"
 	"net/netip"
 	"slices"
@@ -133,14 +132,13 @@ func TestWorkersAcceptNoConnection(t *testing.T) {
 	}
 }
 
-// TestOnlyMonitoringScrapesMetrics: spec.metrics opens one port, to the
+// TestOnlyMonitoringScrapesMetrics: spec.metricsPort opens one port, to the
 // cluster's monitoring namespaces only; without it nothing may connect.
 func TestOnlyMonitoringScrapesMetrics(t *testing.T) {
 	prometheus := pod("monitoring", "10.244.5.5", "app.kubernetes.io/name", "prometheus")
-	for _, port := range []int32{0, 9100} {
-		tc := renderCase{"metrics", component("scraped", api.Spec{Metrics: &api.Metrics{Port: port}}), networkCluster()}
+	for _, want := range []int32{9464, 9100} {
+		tc := renderCase{"metrics", component("scraped", api.Spec{MetricsPort: want}), networkCluster()}
 		ev, worker := evaluate(t, tc)
-		want := cmp.Or(port, api.DefaultMetricsPort)
 		if !ev.Ingress(worker, prometheus, want, corev1.ProtocolTCP) {
 			t.Errorf("port %d: Prometheus in namespace monitoring may not scrape the worker", want)
 		}

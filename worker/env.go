@@ -14,7 +14,7 @@ import (
 // EnvMetricsAddr names the environment variable that, when set, makes Run
 // serve the worker's metrics on that address at /metrics (":9090", say),
 // for a worker run outside tinyctl. A component asks for metrics with
-// spec.metrics instead: tinyctl then sets TINYCTL_METRICS_ADDR, which wins.
+// spec.metricsPort instead: tinyctl then sets TINYCTL_METRICS_ADDR, which wins.
 const EnvMetricsAddr = "WORKER_METRICS_ADDR"
 
 // ErrEnvironment is matched (errors.Is) by every error ConfigFromEnv

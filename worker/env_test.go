@@ -86,7 +86,7 @@ func TestConfigFromReadsWhatTheDeploymentSets(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
-	env["TINYCTL_METRICS_ADDR"] = ":9464" // spec.metrics: the Deployment's wins
+	env["TINYCTL_METRICS_ADDR"] = ":9464" // spec.metricsPort: the Deployment's wins
 	if got, _ := worker.ConfigFrom(func(k string) string { return env[k] }); got.MetricsAddr != ":9464" {
 		t.Errorf("with TINYCTL_METRICS_ADDR and WORKER_METRICS_ADDR metrics are served at %q, want the Deployment's :9464", got.MetricsAddr)
 	}

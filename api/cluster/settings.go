@@ -29,7 +29,7 @@ type Settings struct {
 	// Streams caps every component's stream (see StreamLimits).
 	Streams StreamLimits `json:"streams"`
 	// MonitoringNamespaces are the namespaces whose pods (Prometheus) may
-	// scrape a worker's spec.metrics port.
+	// scrape a worker's spec.metricsPort.
 	MonitoringNamespaces []string `json:"monitoringNamespaces,omitempty"`
 }
 

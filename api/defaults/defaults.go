@@ -71,9 +71,6 @@ func Apply(c api.Component) api.Component {
 	if s.Egress.Mode == "" {
 		s.Egress.Mode = api.EgressNone
 	}
-	if m := s.Metrics; m != nil && m.Port == 0 {
-		m.Port = api.DefaultMetricsPort
-	}
 	if s.Deletion.Stream == "" {
 		s.Deletion.Stream = api.Retain
 	}

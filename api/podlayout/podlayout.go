@@ -21,7 +21,7 @@ const (
 	// library's probes (spec.probes.worker) serves /healthz and /readyz.
 	HealthPortName = "health"
 	HealthPort     = 8081
-	// MetricsPortName names the port of spec.metrics, where the worker
+	// MetricsPortName names the port of spec.metricsPort, where the worker
 	// serves /metrics (a PodMonitor selects it by this name).
 	MetricsPortName = "metrics"
 )

@@ -49,7 +49,7 @@ func validatePod(s api.Spec, p *field.Path) field.ErrorList {
 	errs = append(errs, validateAffinity(s.Affinity, p.Child("affinity"))...)
 	errs = append(errs, validateSpread(s.TopologySpreadConstraints, p.Child("topologySpreadConstraints"))...)
 	errs = append(errs, validateProbes(s.Probes, p.Child("probes"))...)
-	errs = append(errs, validateMetrics(s.Metrics, s.Probes, p.Child("metrics"))...)
+	errs = append(errs, validateMetricsPort(s.MetricsPort, s.Probes, p.Child("metricsPort"))...)
 	if g := s.TerminationGracePeriodSeconds; g != nil {
 		errs = append(errs, between(p.Child("terminationGracePeriodSeconds"), *g, 1, MaxTerminationGracePeriod)...)
 	}

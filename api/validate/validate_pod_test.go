@@ -133,11 +133,11 @@ func TestValidateReportsPodFieldPaths(t *testing.T) {
 			s.Probes.Readiness.TerminationGracePeriodSeconds = ptr.To(int64(10))
 		}, want(problem{invalid, "spec.probes.liveness.periodSeconds"}, problem{invalid, "spec.probes.liveness.successThreshold"},
 			problem{invalid, "spec.probes.readiness.tcpSocket.port"}, problem{forbidden, "spec.probes.readiness.terminationGracePeriodSeconds"})},
-		{"metrics on a privileged port", func(s *api.Spec) { s.Metrics = &api.Metrics{Port: 80} }, want(problem{invalid, "spec.metrics.port"})},
+		{"metrics on a privileged port", func(s *api.Spec) { s.MetricsPort = 80 }, want(problem{invalid, "spec.metricsPort"})},
 		{"metrics on the worker library's health port", func(s *api.Spec) {
 			s.Probes = &api.Probes{Worker: true}
-			s.Metrics = &api.Metrics{Port: 8081}
-		}, want(problem{invalid, "spec.metrics.port"})},
+			s.MetricsPort = 8081
+		}, want(problem{invalid, "spec.metricsPort"})},
 		{"env override from minted credentials", func(s *api.Spec) {
 			s.Overrides = []api.Override{{Clusters: []string{"east"}, Env: []api.EnvVar{{Name: "TOKEN",
 				ValueFrom: &api.EnvSource{SecretKeyRef: &api.KeyRef{Name: "x-nats", Key: "k"}}}}}}

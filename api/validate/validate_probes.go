@@ -34,20 +34,18 @@ func validateProbes(pr *api.Probes, p *field.Path) field.ErrorList {
 	return append(errs, validateProbe(pr.Readiness, false, p.Child("readiness"))...)
 }
 
-// validateMetrics checks spec.metrics: a port a worker without privileges
-// may listen on (the restricted pods drop every capability, so not below
-// 1024), other than the worker library's health port when it serves the
-// probes. 0 is the default port.
-func validateMetrics(m *api.Metrics, pr *api.Probes, p *field.Path) field.ErrorList {
-	if m == nil || m.Port == 0 {
-		return nil
-	}
-	fp := p.Child("port")
+// validateMetricsPort checks spec.metricsPort (0: none): a port a worker
+// without privileges may listen on (the restricted pods drop every
+// capability, so not below 1024), other than the worker library's health
+// port when it serves the probes.
+func validateMetricsPort(port int32, pr *api.Probes, fp *field.Path) field.ErrorList {
 	switch {
-	case m.Port < 1024 || m.Port > 65535:
-		return field.ErrorList{field.Invalid(fp, m.Port, "must be between 1024 and 65535: the worker runs without privileges")}
-	case m.Port == podlayout.HealthPort && pr != nil && pr.Worker:
-		return field.ErrorList{field.Invalid(fp, m.Port, "is the worker library's health port (spec.probes.worker)")}
+	case port == 0:
+		return nil
+	case port < 1024 || port > 65535:
+		return field.ErrorList{field.Invalid(fp, port, "must be between 1024 and 65535: the worker runs without privileges")}
+	case port == podlayout.HealthPort && pr != nil && pr.Worker:
+		return field.ErrorList{field.Invalid(fp, port, "is the worker library's health port (spec.probes.worker)")}
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ const (
 	// worker library's probes (spec.probes.worker).
 	HealthAddr = "TINYCTL_HEALTH_ADDR"
 	// MetricsAddr is where the worker serves Prometheus metrics at
-	// /metrics (":9464"): set when the component has spec.metrics.
+	// /metrics (":9464"): set when the component has spec.metricsPortPort.
 	MetricsAddr = "TINYCTL_METRICS_ADDR"
 	// OTLPEndpoint is the OpenTelemetry collector to export traces to.
 	OTLPEndpoint = "OTEL_EXPORTER_OTLP_ENDPOINT"

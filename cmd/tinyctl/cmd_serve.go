@@ -109,7 +109,7 @@ func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.Loop.DenyNamespaces, "deny-namespaces", reconcile.DefaultDenyNamespaces, "namespaces never managed when --namespaces is empty")
 	fs.BoolVar(&c.Loop.CreateNamespaces, "create-namespaces", false, "create a component's namespace when it does not exist")
 	fs.StringSliceVar(&c.Loop.Cluster.MonitoringNamespaces, "monitoring-namespaces", []string{render.DefaultMonitoringNamespace},
-		"namespaces whose pods (Prometheus) the NetworkPolicy of a component with spec.metrics admits to its metrics port, comma-separated")
+		"namespaces whose pods (Prometheus) the NetworkPolicy of a component with spec.metricsPort admits to its metrics port, comma-separated")
 	fs.StringSliceVar(&c.Loop.ServiceAccountNamespaces, "service-account-namespaces", nil,
 		`namespaces whose components may run as a ServiceAccount of their own (spec.serviceAccountName), comma-separated; "*" for every managed namespace (default: none)`)
 	fs.IntVar(&c.Replicas, "replicas", 1, "JetStream replicas of the buckets the controller creates and of component streams that set none (spec.jobs.stream.replicas); more than 1 needs a JetStream cluster of that many servers")

@@ -224,7 +224,7 @@ func TestStatusErrors(t *testing.T) {
 		{"invalid name", []string{"status", "No_Such"}, 2, `Error: component "No_Such" in namespace "default": not a valid name: `},
 		{"NAME with -A", []string{"status", "resizer", "-A"}, 2, "Error: --all-namespaces cannot be used with a NAME\nRun 'tinyctl status --help' for usage.\n"},
 		{"two names", []string{"status", "a", "b"}, 2, "Error: accepts at most 1 arg(s), received 2\n"},
-		{"unknown output format", []string{"status", "-o", "wide"}, 2, `Error: unknown output format "wide": use one of table, yaml, json` + "\n"},
+		{"unknown output format", []string{"status", "-o", "xml"}, 2, `Error: unknown output format "xml": use one of table, wide, yaml, json, jsonpath=TEMPLATE` + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

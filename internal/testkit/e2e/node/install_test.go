@@ -53,7 +53,7 @@ spec:
     consumer: {maxDeliver: 3}
   replicas: %d
   probes: {worker: true}
-  metrics: {}
+  metricsPort: 9464
   egress: none
   deletion: {stream: Delete}
 `, workerName, workerNS, localnode.ExampleWorkerImage, work, replicas)
@@ -167,7 +167,7 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 		}
 		return nil
 	})
-	// spec.metrics: each pod serves the worker library's metrics on the
+	// spec.metricsPort: each pod serves the worker library's metrics on the
 	// port named metrics, and together they counted every job.
 	counted := 0.0
 	for _, p := range podsReady(t, workerNS, "app.kubernetes.io/name="+workerName, 2, time.Minute) {
