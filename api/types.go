@@ -136,6 +136,12 @@ type Jobs struct {
 	Publish  []string     `json:"publish,omitempty"`
 	Stream   StreamSpec   `json:"stream,omitzero"`
 	Consumer ConsumerSpec `json:"consumer,omitzero"`
+	// DeadLetter moves each job that used up consumer.maxDeliver out of
+	// the work-queue stream into a dead-letter stream of its own, where
+	// `tinyctl jobs dead` lists it and `tinyctl jobs replay` puts it back
+	// (package api/deadletter). Without it such a job stays in the work
+	// queue, delivered no more, until stream.maxAge.
+	DeadLetter bool `json:"deadLetter,omitempty"`
 }
 
 // StreamSpec tunes the component's work-queue stream.

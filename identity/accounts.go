@@ -12,6 +12,8 @@ import (
 
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nkeys"
+
+	"github.com/tinyctl/tinyctl/api/deadletter"
 )
 
 // A namespace's tenancy is three NATS accounts, so that whatever one of
@@ -21,16 +23,17 @@ import (
 //
 //   - the jobs account holds the namespace's streams and consumers, with
 //     the namespace's JetStream limits; only the controller reaches its
-//     JetStream API (an import into the control account), and it exports
-//     each consumer's next, info and ack subjects and the namespace's job
+//     JetStream API, its dead-letter subjects and its max-deliveries
+//     advisories (imports into the control account), and it exports each
+//     consumer's next, info and ack subjects and the namespace's job
 //     subjects;
 //   - the tenant account holds the namespace's workers and producers, has
 //     no JetStream of its own, and imports the jobs account's consumer
 //     subjects (under JobsAPIPrefix) and job subjects;
 //   - the publisher account holds the namespace's publishers and imports
-//     from the control account only the namespace's spec keys (writes) and
+//     from the control account only the namespace's spec keys (writes),
 //     reads of its specs, its status rows and every heartbeat (under
-//     SpecsAPIPrefix).
+//     SpecsAPIPrefix) and the dead-letter requests of its components.
 //
 // The control account (tinyctl's, made by install) holds the buckets and
 // the controller; no tenant credential is minted in it.
@@ -55,6 +58,18 @@ const (
 // NamespaceAPIPrefix is where the control account sees namespace ns's jobs
 // account's JetStream API: the controller's API prefix for ns's streams.
 func NamespaceAPIPrefix(ns string) string { return "tinyctl.ns." + ns + ".API" }
+
+// NamespaceDeadLetterSubjects is where the control account reaches
+// namespace ns's jobs account's dead-letter subjects
+// (api/deadletter.Subjects): the controller moves dead jobs and replays
+// them there.
+func NamespaceDeadLetterSubjects(ns string) string { return "tinyctl.ns." + ns + ".dlq" }
+
+// NamespaceAdvisories is where the control account receives namespace
+// ns's jobs account's max-deliveries advisories
+// (api/deadletter.AdvisoryPrefix), which wake the controller to move a
+// dead job at once.
+func NamespaceAdvisories(ns string) string { return "tinyctl.ns." + ns + ".maxdeliveries" }
 
 // jobsAPIExports are the parts of the jobs account's JetStream API the
 // controller manages streams and consumers with.
@@ -155,8 +170,9 @@ func (i *Issuer) derive(role, ns string) (nkeys.KeyPair, string) {
 
 // JobsClaims are the claims of ns's jobs account: JetStream within quota,
 // exporting the controller's API, each consumer's next (many replies),
-// info and ack subjects, and the job subjects patterns (what the namespace
-// may use). Sign them with Sign.
+// info and ack subjects, the job subjects patterns (what the namespace
+// may use), the dead-letter subjects and the max-deliveries advisories.
+// Sign them with Sign.
 func (i *Issuer) JobsClaims(n Namespace, patterns []string, quota JetStreamQuota) *jwt.AccountClaims {
 	c := jwt.NewAccountClaims(n.jobsPub)
 	c.Name = "tinyctl-jobs-" + n.Name
@@ -169,6 +185,8 @@ func (i *Issuer) JobsClaims(n Namespace, patterns []string, quota JetStreamQuota
 	for _, p := range patterns {
 		c.Exports.Add(&jwt.Export{Name: "jobs", Subject: jwt.Subject(p), Type: jwt.Service})
 	}
+	c.Exports.Add(&jwt.Export{Name: "dead letters", Subject: deadletter.Subjects + ".>", Type: jwt.Service})
+	c.Exports.Add(&jwt.Export{Name: "max deliveries", Subject: deadletter.AdvisoryPrefix + ".>", Type: jwt.Stream})
 	return c
 }
 
@@ -224,6 +242,9 @@ func (i *Issuer) PublisherClaims(n Namespace) *jwt.AccountClaims {
 		c.Imports.Add(&jwt.Import{Account: n.jobsPub, Subject: jwt.Subject(s),
 			LocalSubject: jwt.RenamingSubject(QueuesAPIPrefix + strings.TrimPrefix(s, "$JS.API")), Type: jwt.Service})
 	}
+	for _, op := range []string{"list", "replay"} {
+		add(deadletter.Service + "." + op + "." + n.Name + ".*")
+	}
 	return c
 }
 
@@ -251,7 +272,9 @@ func (i *Issuer) namespacesOf(names []string) []Namespace {
 
 // ControlClaims are the control account's claims (unsigned) for
 // namespaces: what install signs with the operator's own key (no
-// namespace yet) and an Issuer with its signing key.
+// namespace yet) and an Issuer with its signing key. Each namespace's
+// imports (its JetStream API, dead-letter subjects and advisories) are
+// named "jobs <namespace>".
 func ControlClaims(c Control, namespaces []Namespace) *jwt.AccountClaims {
 	ac := jwt.NewAccountClaims(c.Account)
 	ac.Name = "TINYCTL"
@@ -269,12 +292,18 @@ func ControlClaims(c Control, namespaces []Namespace) *jwt.AccountClaims {
 	for _, s := range []string{b.Specs, b.Status, b.Heartbeats} {
 		ac.Exports.Add(&jwt.Export{Name: "reads", Subject: jwt.Subject("$JS.API.DIRECT.GET.KV_" + s + ".>"), Type: jwt.Service})
 	}
+	ac.Exports.Add(&jwt.Export{Name: "dead letters", Subject: deadletter.Service + ".>", Type: jwt.Service})
 	for _, n := range namespaces {
 		prefix := NamespaceAPIPrefix(n.Name)
+		name := "jobs " + n.Name
 		for _, s := range jobsAPIExports {
-			ac.Imports.Add(&jwt.Import{Name: "jobs " + n.Name, Account: n.jobsPub, Subject: jwt.Subject(s),
+			ac.Imports.Add(&jwt.Import{Name: name, Account: n.jobsPub, Subject: jwt.Subject(s),
 				LocalSubject: jwt.RenamingSubject(prefix + strings.TrimPrefix(s, "$JS.API")), Type: jwt.Service})
 		}
+		ac.Imports.Add(&jwt.Import{Name: name, Account: n.jobsPub, Subject: deadletter.Subjects + ".>",
+			LocalSubject: jwt.RenamingSubject(NamespaceDeadLetterSubjects(n.Name) + ".>"), Type: jwt.Service})
+		ac.Imports.Add(&jwt.Import{Name: name, Account: n.jobsPub, Subject: deadletter.AdvisoryPrefix + ".>",
+			LocalSubject: jwt.RenamingSubject(NamespaceAdvisories(n.Name) + ".>"), Type: jwt.Stream})
 	}
 	return ac
 }

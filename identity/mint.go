@@ -23,6 +23,9 @@ type Permissions struct {
 	// ignores them): what a tool holding the credentials needs to know,
 	// such as the namespace they are scoped to (ScopeOf).
 	Tags []string
+	// Respond lets the user answer each request it receives once, on the
+	// request's reply subject whatever it is (a service's responder).
+	Respond bool
 }
 
 // Signer mints user credentials for one account with one of its signing
@@ -108,6 +111,9 @@ func (s *Signer) mint(name string, perms Permissions, now time.Time, ttl time.Du
 	uc.Pub.Deny.Add(perms.DenyPublish...)
 	uc.Sub.Allow.Add(perms.Subscribe...)
 	uc.Tags.Add(perms.Tags...)
+	if perms.Respond {
+		uc.Resp = &jwt.ResponsePermission{MaxMsgs: 1}
+	}
 	if len(perms.Publish) == 0 {
 		uc.Pub.Deny.Add(">")
 	}

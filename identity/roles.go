@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/jwt/v2"
+
+	"github.com/tinyctl/tinyctl/api/deadletter"
 )
 
 // Bucket names the roles need (the defaults of the bus packages).
@@ -45,7 +47,8 @@ const DefaultAPIPrefix = "$JS.API"
 // ns's streams and consumers. It lives in ns's publisher account, which
 // imports nothing else.
 func NamespacePublisher(b Buckets, ns string) Permissions {
-	return Permissions{Publish: []string{"$KV." + b.Specs + "." + ns + ".*", SpecsAPIPrefix + ".>", QueuesAPIPrefix + ".>"}, Subscribe: []string{"_INBOX.>"},
+	return Permissions{Publish: []string{"$KV." + b.Specs + "." + ns + ".*", SpecsAPIPrefix + ".>", QueuesAPIPrefix + ".>",
+		deadletter.Service + ".*." + ns + ".*"}, Subscribe: []string{"_INBOX.>"},
 		Tags: []string{scopeTag + ns}}
 }
 
@@ -101,7 +104,7 @@ func ProducerInbox(ns, name string) string { return "_INBOX_producer_" + ns + "_
 // `tinyctl describe`. It may not create or delete buckets or streams,
 // fetch jobs or publish job subjects.
 func Publisher(b Buckets) Permissions {
-	pub := []string{"$KV." + b.Specs + ".>", "$JS.API.INFO"}
+	pub := []string{"$KV." + b.Specs + ".>", "$JS.API.INFO", deadletter.Service + ".>"}
 	for _, s := range queueInfo {
 		pub = append(pub, s, NamespaceAPIPrefix("*")+strings.TrimPrefix(s, "$JS.API"))
 	}
@@ -139,8 +142,10 @@ func readBucket(bucket string) []string {
 func Controller(b Buckets, hubDomain string) Permissions {
 	specs := "KV_" + b.Specs
 	p := Permissions{
-		Publish:   []string{"$JS.API.>", "$KV." + b.Status + ".>", "$KV." + b.Heartbeats + ".>", "$KV." + b.Leases + ".>", "tinyctl.ns.*.API.>"},
-		Subscribe: []string{"_INBOX.>"},
+		Publish: []string{"$JS.API.>", "$KV." + b.Status + ".>", "$KV." + b.Heartbeats + ".>", "$KV." + b.Leases + ".>", "tinyctl.ns.*.API.>",
+			deadletter.Subjects + ".>", NamespaceDeadLetterSubjects("*") + ".>"},
+		Subscribe: []string{"_INBOX.>", deadletter.AdvisoryPrefix + ".>", NamespaceAdvisories("*") + ".>", deadletter.Service + ".>"},
+		Respond:   true,
 		DenyPublish: []string{"$JS.API.STREAM.DELETE." + specs, "$JS.API.STREAM.PURGE." + specs,
 			"$JS.API.STREAM.UPDATE." + specs, "$JS.API.STREAM.MSG.DELETE." + specs},
 	}

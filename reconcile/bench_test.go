@@ -126,6 +126,7 @@ func (c *convergence) count() int {
 func (c *convergence) Applied(apply.Result)        {}
 func (c *convergence) Retried(reconcile.Class)     {}
 func (c *convergence) Rechecked(reconcile.Recheck) {}
+func (c *convergence) DeadLettered(string, int)    {}
 
 // benchEnv is a fresh NATS server and namespace for one benchmark run.
 func benchEnv(b *testing.B) *env { return newEnv(b, reconcile.Config{}) }

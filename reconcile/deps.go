@@ -110,6 +110,11 @@ type Streams interface {
 	// fp is the stream's live config's streams.Fingerprint once ensured
 	// (0: unknown).
 	Ensure(ctx context.Context, ns string, stream jetstream.StreamConfig, consumer jetstream.ConsumerConfig, fresh bool) (s, c action.Action, fp uint64, err error)
+	// DeadLetters ensures dead-letter stream cfg of work-queue stream
+	// work in ns's account and moves into it the jobs of consumer that
+	// used up their deliveries, saying what it did to the stream and how
+	// many jobs it moved.
+	DeadLetters(ctx context.Context, ns string, cfg jetstream.StreamConfig, work, consumer string) (action.Action, int, error)
 	// Delete removes a stream with its messages and consumers.
 	Delete(ctx context.Context, ns, stream string) (action.Action, error)
 	// Names lists every stream of the namespaces' accounts, for the check

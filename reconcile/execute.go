@@ -15,6 +15,7 @@ import (
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/api/cluster"
+	"github.com/tinyctl/tinyctl/api/deadletter"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/render"
@@ -240,9 +241,28 @@ func (c *Controller) ensureStream(ctx context.Context, ns string, objs render.Ob
 			zerolog.Ctx(ctx).Info().Str("stream", string(s)).Str("consumer", string(cons)).
 				Str("name", objs.Stream.Name).Msg("jetstream ensured")
 		}
-		return nil
+		return c.ensureDeadLetters(ctx, ns, objs)
 	})
 	return fp, err
+}
+
+// ensureDeadLetters ensures the dead-letter stream of a component with
+// spec.jobs.deadLetter and moves into it the jobs that used up their
+// deliveries since the last sweep (the advisories wake one too, see
+// DeadLetters).
+func (c *Controller) ensureDeadLetters(ctx context.Context, ns string, objs render.Objects) error {
+	if objs.DeadLetters == nil {
+		return nil
+	}
+	a, moved, err := c.deps.Streams.DeadLetters(ctx, ns, *objs.DeadLetters, objs.Stream.Name, objs.Consumer.Durable)
+	if a != "" && a != action.Unchanged {
+		zerolog.Ctx(ctx).Info().Str("stream", string(a)).Str("name", objs.DeadLetters.Name).Msg("dead-letter stream ensured")
+	}
+	c.deadLettered(ctx, objs.Stream.Name, moved)
+	if err != nil {
+		return stepError("stream "+objs.DeadLetters.Name, withRoomRemedy(err, *objs.DeadLetters))
+	}
+	return nil
 }
 
 // applyChildren applies desired (the plan's children less those of a
@@ -296,11 +316,17 @@ func (c *Controller) remove(ctx context.Context, p plan) error {
 	if p.deleteStream != "" {
 		ns, _, _ := api.ParseKey(p.key)
 		err := c.fenced(ctx, func(ctx context.Context) error {
-			act, err := c.deps.Streams.Delete(ctx, ns, p.deleteStream)
-			if err == nil && act == action.Deleted {
-				zerolog.Ctx(ctx).Info().Str("stream", p.deleteStream).Msg("stream deleted (deletion.stream: Delete)")
+			// The dead letters go with their queue (and stay with it).
+			for _, stream := range []string{p.deleteStream, deadletter.StreamName(p.deleteStream)} {
+				act, err := c.deps.Streams.Delete(ctx, ns, stream)
+				if err != nil {
+					return err
+				}
+				if act == action.Deleted {
+					zerolog.Ctx(ctx).Info().Str("stream", stream).Msg("stream deleted (deletion.stream: Delete)")
+				}
 			}
-			return err
+			return nil
 		})
 		if err != nil {
 			return stepError("delete stream", err)

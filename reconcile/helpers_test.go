@@ -74,9 +74,13 @@ type counter struct {
 	full       int
 	// found sums what the full rechecks found, by finding.
 	found map[string]int
+	// dead sums the jobs moved to dead-letter streams, by component.
+	dead map[string]int
 }
 
-func newCounter() *counter { return &counter{reconciles: map[string]int{}, found: map[string]int{}} }
+func newCounter() *counter {
+	return &counter{reconciles: map[string]int{}, found: map[string]int{}, dead: map[string]int{}}
+}
 
 func (c *counter) Reconciled(key string, _ time.Duration, _ error) {
 	c.mu.Lock()
@@ -85,6 +89,12 @@ func (c *counter) Reconciled(key string, _ time.Duration, _ error) {
 }
 func (c *counter) Applied(apply.Result)    {}
 func (c *counter) Retried(reconcile.Class) {}
+
+func (c *counter) DeadLettered(key string, jobs int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dead[key] += jobs
+}
 
 func (c *counter) Rechecked(r reconcile.Recheck) {
 	c.mu.Lock()

@@ -27,6 +27,9 @@ type Observer interface {
 	Retried(class Class)
 	// Rechecked is called after every periodic check.
 	Rechecked(r Recheck)
+	// DeadLettered is called when jobs of component key that used up
+	// their deliveries were moved to its dead-letter stream.
+	DeadLettered(key string, jobs int)
 }
 
 // Recheck is what one periodic check did.
@@ -46,3 +49,4 @@ func (nopObserver) Reconciled(string, time.Duration, error) {}
 func (nopObserver) Applied(apply.Result)                    {}
 func (nopObserver) Retried(Class)                           {}
 func (nopObserver) Rechecked(Recheck)                       {}
+func (nopObserver) DeadLettered(string, int)                {}

@@ -100,9 +100,10 @@ func renderCases() []renderCase {
 		Probes:      &api.Probes{Worker: true},
 		MetricsPort: 9464,
 		Jobs: api.Jobs{
-			Subjects: []string{"jobs.thumbs.small", "jobs.thumbs.large"},
-			Stream:   api.StreamSpec{Storage: "memory", MaxAge: "1h", DuplicateWindow: "30s", MaxMsgs: 10000, MaxBytes: 1 << 22},
-			Consumer: api.ConsumerSpec{AckWait: "2m", MaxDeliver: 3, MaxAckPending: 50},
+			Subjects:   []string{"jobs.thumbs.small", "jobs.thumbs.large"},
+			Stream:     api.StreamSpec{Storage: "memory", MaxAge: "1h", DuplicateWindow: "30s", MaxMsgs: 10000, MaxBytes: 1 << 22},
+			Consumer:   api.ConsumerSpec{AckWait: "2m", MaxDeliver: 3, MaxAckPending: 50},
+			DeadLetter: true,
 		},
 	})
 

@@ -81,5 +81,8 @@ func goldenYAML(tb testing.TB, objs render.Objects) []byte {
 	}
 	doc("jetstream.StreamConfig", objs.Stream)
 	doc("jetstream.ConsumerConfig", objs.Consumer)
+	if objs.DeadLetters != nil {
+		doc("jetstream.StreamConfig (dead letters)", *objs.DeadLetters)
+	}
 	return buf.Bytes()
 }

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"strings"
+
 	"crypto/sha256"
 	"encoding/hex"
 
@@ -54,6 +56,20 @@ const labelHashLen = 10
 // whitespace).
 func StreamName(namespace, name string) string {
 	return "tinyctl_" + namespace + "_" + name
+}
+
+// ComponentOfStream is StreamName's inverse: the component whose
+// work-queue stream is stream, ok false for a name StreamName never makes.
+func ComponentOfStream(stream string) (namespace, name string, ok bool) {
+	rest, ok := strings.CutPrefix(stream, "tinyctl_")
+	if !ok {
+		return "", "", false
+	}
+	namespace, name, ok = strings.Cut(rest, "_")
+	if !ok || namespace == "" || name == "" || strings.Contains(name, "_") {
+		return "", "", false
+	}
+	return namespace, name, true
 }
 
 // ConsumerName returns the durable consumer the worker of component

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/tinyctl/tinyctl/api/deadletter"
 	"github.com/tinyctl/tinyctl/internal/testkit/natstest"
 	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 	"github.com/tinyctl/tinyctl/render"
@@ -45,6 +46,9 @@ func TestJetStreamAcceptsRenderedConfigs(t *testing.T) {
 			assertLiveMatchesRendered(t, ctx, stream, cons, objs, render.ConsumerName(md.Namespace, md.Name))
 			assertJobIsPending(t, ctx, js, cons, objs.Stream.Subjects[0])
 			assertTriggerNamesExist(t, ctx, js, objs.ScaledObject)
+			if objs.DeadLetters != nil {
+				assertDeadLettersAsRendered(t, ctx, js, objs)
+			}
 
 			if _, err := js.UpdateStream(ctx, objs.Stream); err != nil {
 				t.Errorf("re-applying the stream: %v", err)
@@ -53,6 +57,32 @@ func TestJetStreamAcceptsRenderedConfigs(t *testing.T) {
 				t.Errorf("re-applying the consumer: %v", err)
 			}
 		})
+	}
+}
+
+// assertDeadLettersAsRendered creates the dead-letter stream, compares it
+// with its rendering, and checks that a job published on the replay path
+// is stored in the work queue under its original subject.
+func assertDeadLettersAsRendered(t *testing.T, ctx context.Context, js jetstream.JetStream, objs render.Objects) {
+	t.Helper()
+	dead, err := js.CreateStream(ctx, *objs.DeadLetters)
+	if err != nil {
+		t.Fatalf("create the dead-letter stream: %v", err)
+	}
+	ignoreServerMeta := cmpopts.IgnoreMapEntries(func(k, _ string) bool { return strings.HasPrefix(k, "_nats") })
+	if diff := cmp.Diff(*objs.DeadLetters, dead.CachedInfo().Config, ignoreServerMeta); diff != "" {
+		t.Errorf("live dead-letter stream differs from rendered (-rendered +live):\n%s", diff)
+	}
+	subject := objs.Stream.Subjects[0]
+	if _, err := js.Publish(ctx, deadletter.ReplayPrefix(objs.Stream.Name)+"."+subject, []byte("again")); err != nil {
+		t.Fatalf("publish on the replay path: %v", err)
+	}
+	s, err := js.Stream(ctx, objs.Stream.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := s.GetLastMsgForSubject(ctx, subject); err != nil || string(m.Data) != "again" {
+		t.Errorf("the replayed job is not stored under %s: %v %v", subject, m, err)
 	}
 }
 

@@ -32,6 +32,10 @@ type Objects struct {
 	// Consumer is the durable consumer named ConsumerName(namespace, name)
 	// on Stream.
 	Consumer jetstream.ConsumerConfig
+	// DeadLetters is the dead-letter stream of a component with
+	// spec.jobs.deadLetter (nil without), named
+	// deadletter.StreamName(Stream.Name).
+	DeadLetters *jetstream.StreamConfig
 }
 
 // Render derives the Objects of component c at spec-bucket revision
@@ -56,6 +60,9 @@ func Render(c api.Component, revision uint64, cl Cluster) (Objects, error) {
 	}
 	if o.Consumer, err = consumerConfig(c); err != nil {
 		return Objects{}, invalid(c, "consumer", err)
+	}
+	if c.Spec.Jobs.DeadLetter {
+		o.Stream, o.DeadLetters = withDeadLetters(o.Stream, o.Consumer)
 	}
 	if o.Deployment, err = deployment(c, cl, m); err != nil {
 		return Objects{}, invalid(c, "deployment", err)

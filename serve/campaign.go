@@ -89,6 +89,11 @@ func (p *Process) lead(ctx context.Context, l *lease.Lease) error {
 	if p.tenants != nil {
 		go p.keepAccounts(loopCtx, l)
 	}
+	stopDeadLetters, err := p.serveDeadLetters(loopCtx, ctrl)
+	if err != nil {
+		return err
+	}
+	defer stopDeadLetters()
 	p.loop.Store(ctrl)
 	p.leader.Store(true)
 	boolGauge(p.metrics.leader, true)

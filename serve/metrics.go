@@ -36,6 +36,10 @@ type metrics struct {
 	// nameConflict is 1 while another Kubernetes cluster beats under this
 	// cluster's name (status.NameConflict).
 	nameConflict prometheus.Gauge
+	// deadLetters counts jobs moved to dead-letter streams and jobs
+	// replayed from them (which components: the log and tinyctl jobs
+	// dead; a label per component would grow without bound).
+	deadLetters *prometheus.CounterVec
 }
 
 // loopView is what the gauges read from the running loop.
@@ -83,10 +87,14 @@ func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 		Name: "tinyctl_recheck_found_total",
 		Help: "Components a periodic check enqueued, by what it found (unsettled, stream_missing, no_consumer, stream_drift, listing_failed).",
 	}, []string{"found"})
+	m.deadLetters = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tinyctl_dead_letters_total",
+		Help: "Jobs that used up their deliveries, by event: moved (to their component's dead-letter stream) or replayed (put back on its queue).",
+	}, []string{"event"})
 	m.addProcessSeries(loop, latest)
 	m.addHealthSeries(loop)
 	m.reg.MustRegister(m.duration, m.applies, m.retries, m.rechecks, m.recheckTook, m.recheckFound, m.leader, m.connected, m.queueDepth, m.watchLag,
-		m.stalled, m.acquired, m.staleClusters, m.nameConflict,
+		m.stalled, m.acquired, m.staleClusters, m.nameConflict, m.deadLetters,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.initLabels()
 	return m
@@ -165,6 +173,8 @@ func (m *metrics) initLabels() {
 	for _, f := range recheckFindings {
 		m.recheckFound.WithLabelValues(f)
 	}
+	m.deadLetters.WithLabelValues("moved")
+	m.deadLetters.WithLabelValues("replayed")
 }
 
 // setStaleClusters replaces the stale-cluster series with stale, by
@@ -202,6 +212,16 @@ func boolGauge(g prometheus.Gauge, v bool) {
 		return
 	}
 	g.Set(0)
+}
+
+// DeadLettered implements reconcile.Observer.
+func (m *metrics) DeadLettered(_ string, jobs int) {
+	m.deadLetters.WithLabelValues("moved").Add(float64(jobs))
+}
+
+// Replayed counts jobs put back on a queue.
+func (m *metrics) Replayed(jobs int) {
+	m.deadLetters.WithLabelValues("replayed").Add(float64(jobs))
 }
 
 // Rechecked implements reconcile.Observer.

@@ -116,7 +116,7 @@ func (n *namespaceStreams) manager(ns string) (*streams.Manager, error) {
 	if m, ok := n.of[ns]; ok {
 		return m, nil
 	}
-	m, err := streams.NewPrefixed(n.conn, identity.NamespaceAPIPrefix(ns), 0)
+	m, err := streams.NewPrefixed(n.conn, identity.NamespaceAPIPrefix(ns), identity.NamespaceDeadLetterSubjects(ns), 0)
 	if err != nil {
 		return nil, err
 	}

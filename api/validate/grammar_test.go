@@ -40,7 +40,7 @@ func TestSubjects(t *testing.T) {
 			t.Errorf("%q rejected: %s", s, p)
 		}
 	}
-	invalid := []string{">", "*", "*.>", "*.jobs", "$JS.API.>", "$SYS.x", "$kv.bucket.k", "_INBOX.x", "_inbox.x",
+	invalid := []string{">", "*", "*.>", "*.jobs", "$JS.API.>", "$SYS.x", "$kv.bucket.k", "_INBOX.x", "_inbox.x", "tinyctl.dlq.dead.x",
 		".jobs", "jobs.", "jobs..x", "jobs.x*", "jobs.>x", "jobs.>.x", "jobs x", "jobs\tx", "jobs.\u00a0"}
 	for _, s := range invalid {
 		if p := subjectProblem(s); p == "" {

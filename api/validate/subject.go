@@ -17,7 +17,7 @@ import (
 // requires the first token to be a literal that is not reserved: a leading
 // wildcard ("*.x", "*.>", ">") would capture other components' jobs, and
 // subjects starting with "$" ($JS, $KV, $O, $SYS, ...) or _INBOX belong to
-// NATS itself.
+// NATS itself, and those under "tinyctl" to tinyctl (api/deadletter).
 func subjectProblem(s string) string {
 	if strings.IndexFunc(s, unicode.IsSpace) >= 0 {
 		return "must not contain whitespace"
@@ -38,6 +38,8 @@ func subjectProblem(s string) string {
 		return fmt.Sprintf("subjects under %q are reserved for NATS ($JS, $KV, $O, $SYS, ...)", first)
 	case strings.EqualFold(first, "_INBOX"):
 		return "subjects under _INBOX are reserved for request replies"
+	case first == "tinyctl":
+		return "subjects under tinyctl are reserved for tinyctl's own (dead letters, the controller's requests)"
 	}
 	return ""
 }

@@ -58,7 +58,16 @@ func streamDiffs(want, have jetstream.StreamConfig) []bus.ConfigDiff {
 	d.add("denyPurge", want.DenyPurge, have.DenyPurge)
 	d.add("allowRollup", want.AllowRollup, have.AllowRollup)
 	d.add("metadata", userMetadata(want.Metadata), userMetadata(have.Metadata))
+	d.add("subjectTransform", transform(want.SubjectTransform), transform(have.SubjectTransform))
 	return d
+}
+
+// transform renders a stream's subject transform ("" without one).
+func transform(t *jetstream.SubjectTransformConfig) string {
+	if t == nil {
+		return ""
+	}
+	return t.Source + " -> " + t.Destination
 }
 
 // duplicateWindow is the window the server uses for cfg: as set, else two

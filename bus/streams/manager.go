@@ -14,6 +14,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api/action"
 	"github.com/tinyctl/tinyctl/bus"
+	"github.com/tinyctl/tinyctl/bus/deadletter"
 )
 
 // ErrDrift is what every *DriftError is.
@@ -75,26 +76,56 @@ const DefaultMaxInFlight = 8
 // consumers of components. At most a fixed number of its JetStream API
 // calls are in flight at once, across all goroutines using it.
 type Manager struct {
-	api jsAPI
-	sem chan struct{}
+	api  jsAPI
+	sem  chan struct{}
+	dead *deadletter.Queues
 }
 
 // New returns a Manager on c that allows maxInFlight
 // concurrent JetStream API calls (DefaultMaxInFlight when <= 0).
 func New(c *bus.Conn, maxInFlight int) *Manager {
-	return newManager(connAPI{c: c, js: c.JetStream(), prefix: strings.TrimSuffix(jetstream.DefaultAPIPrefix, ".")}, maxInFlight)
+	m := newManager(connAPI{c: c, js: c.JetStream(), prefix: strings.TrimSuffix(jetstream.DefaultAPIPrefix, ".")}, maxInFlight)
+	m.dead = deadletter.New(c)
+	return m
 }
 
 // NewPrefixed is New for the JetStream API another account exports and
 // c's account imports under apiPrefix (such as "tinyctl.ns.media.API"):
-// the streams it manages live in that account. It fails on a prefix the
-// client refuses.
-func NewPrefixed(c *bus.Conn, apiPrefix string, maxInFlight int) (*Manager, error) {
+// the streams it manages live in that account, whose dead-letter subjects
+// (api/deadletter.Subjects) c's account imports as deadLetters. It fails
+// on a prefix the client refuses.
+func NewPrefixed(c *bus.Conn, apiPrefix, deadLetters string, maxInFlight int) (*Manager, error) {
 	js, err := jetstream.NewWithAPIPrefix(c.NATS(), apiPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("bus: jetstream at %s: %w", apiPrefix, err)
 	}
-	return newManager(connAPI{c: c, js: js, prefix: apiPrefix}, maxInFlight), nil
+	m := newManager(connAPI{c: c, js: js, prefix: apiPrefix}, maxInFlight)
+	m.dead = deadletter.NewPrefixed(c, apiPrefix, deadLetters)
+	return m, nil
+}
+
+// DeadLetters moves, lists and replays the dead jobs of the streams m
+// manages (nil for a Manager made in a test without a connection).
+func (m *Manager) DeadLetters() *deadletter.Queues { return m.dead }
+
+// EnsureDeadLetters makes dead-letter stream cfg of work-queue stream work
+// exist as configured and moves into it every job of work whose
+// max-deliveries advisory (of consumer) it holds; it says what it did to
+// the stream and how many jobs it moved.
+func (m *Manager) EnsureDeadLetters(ctx context.Context, cfg jetstream.StreamConfig, work, consumer string) (action.Action, int, error) {
+	a, _, err := m.ensureStream(ctx, cfg, false)
+	if err != nil || m.dead == nil {
+		return a, 0, err
+	}
+	var moved int
+	err = m.call(ctx, func(ctx context.Context) (err error) {
+		moved, err = m.dead.Sweep(ctx, work, consumer)
+		return err
+	})
+	if err != nil {
+		return a, moved, fmt.Errorf("bus: move dead jobs of stream/%s: %w", work, err)
+	}
+	return a, moved, nil
 }
 
 func newManager(api jsAPI, maxInFlight int) *Manager {

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/deadletter"
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/render"
@@ -39,6 +40,11 @@ type Queue struct {
 	// NoConsumer says the stream exists and its consumer does not (a
 	// controller still creating it, or a stream kept after a delete).
 	NoConsumer bool
+	// DeadLetters says the component has a dead-letter stream
+	// (spec.jobs.deadLetter); Dead is how many jobs it holds
+	// (`tinyctl jobs dead`), and the advisories not yet moved.
+	DeadLetters bool
+	Dead        uint64
 }
 
 // ErrNotFound matches (errors.Is) the error Read returns when the
@@ -144,5 +150,13 @@ func (r *Reader) read(ctx context.Context, prefix string, q *Queue) error {
 	ci := cons.CachedInfo()
 	q.Pending, q.AckPending, q.Redelivered, q.Waiting = ci.NumPending, ci.NumAckPending, ci.NumRedelivered, ci.NumWaiting
 	q.MaxDeliver = ci.Config.MaxDeliver
+	dead, err := js.Stream(ctx, deadletter.StreamName(q.Stream))
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	q.DeadLetters, q.Dead = true, dead.CachedInfo().State.Msgs
 	return nil
 }

@@ -179,7 +179,7 @@ func TestShippedQueriesUseExportedSeries(t *testing.T) {
 			alerts = append(alerts, name)
 		}
 	}
-	want := []string{"TinyctlComponentsStalled", "TinyctlClusterStale", "TinyctlClusterNameConflict", "TinyctlReconcileErrors", "TinyctlLeaseFlapping",
+	want := []string{"TinyctlComponentsStalled", "TinyctlClusterStale", "TinyctlClusterNameConflict", "TinyctlJobsDeadLettered", "TinyctlReconcileErrors", "TinyctlLeaseFlapping",
 		"TinyctlNoLeader", "TinyctlNATSDisconnected", "TinyctlQueueStuck"}
 	if !slices.Equal(alerts, want) {
 		t.Errorf("alerts = %v, want %v", alerts, want)

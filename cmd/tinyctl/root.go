@@ -64,7 +64,7 @@ Deployment, a NetworkPolicy and a KEDA ScaledObject.`,
 	o.addGlobalFlags(root.PersistentFlags())
 	root.AddCommand(newVersionCmd(),
 		newApplyCmd(o), newGetCmd(o), newListCmd(o), newDescribeCmd(o), newDeleteCmd(o),
-		newHistoryCmd(o), newRollbackCmd(o), newSuspendCmd(o), newResumeCmd(o), newRenderCmd(o), newDiffCmd(o),
+		newHistoryCmd(o), newRollbackCmd(o), newSuspendCmd(o), newResumeCmd(o), newJobsCmd(o), newRenderCmd(o), newDiffCmd(o),
 		newServeCmd(o), newDevCmd(o))
 	root.AddCommand(newStatusCmd(o), newOrphansCmd(o), newClustersCmd(o), newFleetCmd(o))
 	root.AddCommand(runtimeCmds(o)...)

@@ -58,6 +58,9 @@ type QueueInfo struct {
 	Waiting     int        `json:"waitingPulls"`
 	MaxDeliver  int        `json:"maxDeliver"`
 	NoConsumer  bool       `json:"noConsumer,omitempty"`
+	// Dead is how many jobs its dead-letter stream holds (absent: the
+	// component has none, spec.jobs.deadLetter is off).
+	Dead *uint64 `json:"dead,omitempty"`
 }
 
 // Describe puts together what describe shows of revision e: rows are its
@@ -80,6 +83,9 @@ func Describe(e client.Revision, rows []client.Row, q queues.Queue, qerr error) 
 	}
 	d.Queue = &QueueInfo{Jobs: q.Jobs, Bytes: q.Bytes, Pending: q.Pending, AckPending: q.AckPending, Redelivered: q.Redelivered,
 		Waiting: q.Waiting, MaxDeliver: q.MaxDeliver, NoConsumer: q.NoConsumer}
+	if q.DeadLetters {
+		d.Queue.Dead = &q.Dead
+	}
 	if !q.Oldest.IsZero() {
 		t := q.Oldest.UTC()
 		d.Queue.Oldest = &t
@@ -168,9 +174,21 @@ func writeQueue(w io.Writer, d Description, now time.Time) {
 	f.add("Ack pending", fmt.Sprintf("%d being worked on", q.AckPending))
 	f.add("Redelivered", fmt.Sprintf("%d of those handed out more than once", q.Redelivered))
 	f.add("Waiting pulls", fmt.Sprint(q.Waiting))
-	if q.MaxDeliver > 0 {
-		f.add("Max deliver", fmt.Sprintf("%d (a job failed that often stays in the stream until its maxAge)", q.MaxDeliver))
+	switch {
+	case q.Dead != nil && q.MaxDeliver > 0:
+		f.add("Max deliver", fmt.Sprintf("%d (a job failed that often moves to the dead letters)", q.MaxDeliver))
+	case q.MaxDeliver > 0:
+		f.add("Max deliver", fmt.Sprintf("%d (a job failed that often stays in the stream until its maxAge: spec.jobs.deadLetter moves it out)", q.MaxDeliver))
 	}
+	if q.Dead != nil {
+		f.add("Dead letters", fmt.Sprintf("%d (tinyctl jobs dead %s)", *q.Dead, d.name()))
+	}
+}
+
+// name is the described component's name.
+func (d Description) name() string {
+	_, name, _ := api.ParseKey(d.Key)
+	return name
 }
 
 // bytes prints a size in binary units.

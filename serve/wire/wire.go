@@ -181,6 +181,14 @@ func (n natsStreams) Ensure(ctx context.Context, ns string, sc jetstream.StreamC
 	return res.Stream, res.Consumer, res.Fingerprint, err
 }
 
+func (n natsStreams) DeadLetters(ctx context.Context, ns string, cfg jetstream.StreamConfig, work, consumer string) (action.Action, int, error) {
+	m, err := n.of(ns)
+	if err != nil {
+		return "", 0, err
+	}
+	return m.EnsureDeadLetters(ctx, cfg, work, consumer)
+}
+
 func (n natsStreams) Delete(ctx context.Context, ns, stream string) (action.Action, error) {
 	m, err := n.of(ns)
 	if err != nil {
