@@ -3,6 +3,7 @@ package deadletter_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	api "github.com/tinyctl/tinyctl/api/deadletter"
 	"github.com/tinyctl/tinyctl/bus/deadletter"
 	"github.com/tinyctl/tinyctl/internal/testkit/natstest"
+	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 )
 
 const work, consumer = "tinyctl_media_thumbnailer", "tinyctl_media_thumbnailer_worker"
@@ -64,17 +66,16 @@ func failEveryDelivery(t *testing.T, c jetstream.Consumer) int {
 
 func waitCount(t *testing.T, js jetstream.JetStream, stream string, want uint64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testenv.Eventually(t, 10*time.Second, func() error {
 		s, err := js.Stream(context.Background(), stream)
-		if err == nil && s.CachedInfo().State.Msgs == want {
-			return
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("stream %s: want %d messages (%v)", stream, want, err)
+		if n := s.CachedInfo().State.Msgs; n != want {
+			return fmt.Errorf("stream %s holds %d messages, want %d", stream, n, want)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestASweepMovesWhatUsedUpItsDeliveriesAndAReplayPutsItBack(t *testing.T) {

@@ -20,10 +20,7 @@ import (
 func (r *Reader) Dead(ctx context.Context, namespace, name string, req deadletter.ListRequest) (deadletter.ListReply, error) {
 	var out deadletter.ListReply
 	err := r.ask(ctx, deadletter.ListSubject(namespace, name), namespace, name, req, &out)
-	if err == nil && out.Error != "" {
-		err = errors.New(out.Error)
-	}
-	return out, err
+	return out, answered(err, out.Error)
 }
 
 // Replay asks the controller to put dead jobs of component namespace/name
@@ -31,10 +28,15 @@ func (r *Reader) Dead(ctx context.Context, namespace, name string, req deadlette
 func (r *Reader) Replay(ctx context.Context, namespace, name string, req deadletter.ReplayRequest) (deadletter.ReplayReply, error) {
 	var out deadletter.ReplayReply
 	err := r.ask(ctx, deadletter.ReplaySubject(namespace, name), namespace, name, req, &out)
-	if err == nil && out.Error != "" {
-		err = errors.New(out.Error)
+	return out, answered(err, out.Error)
+}
+
+// answered is err, or the controller's refusal when it answered one.
+func answered(err error, refusal string) error {
+	if err == nil && refusal != "" {
+		return errors.New(refusal)
 	}
-	return out, err
+	return err
 }
 
 // ask sends one dead-letter request to the controller and decodes its
