@@ -165,9 +165,32 @@ func (b *Bucket) LatestFromLeader(ctx context.Context, key string) (Entry, error
 	if b.scoped != nil {
 		return b.scopedLatest(ctx, key)
 	}
+	e, err := b.leaderGet(ctx, key, map[string]any{"last_by_subj": b.subject(key)})
+	return e, bus.Classify("get "+key, err)
+}
+
+// GetRevisionFromLeader is GetRevision answered by the stream's leader:
+// a write just acknowledged is there even while the replica a direct
+// get reaches has not applied it yet (a lease reading back the write
+// that acquired it).
+func (b *Bucket) GetRevisionFromLeader(ctx context.Context, key string, rev uint64) (Entry, error) {
+	if b.scoped != nil {
+		return b.scopedGetRevision(ctx, key, rev)
+	}
+	e, err := b.leaderGet(ctx, key, map[string]any{"seq": rev})
+	if err == nil && e.Op != OpPut {
+		err = jetstream.ErrKeyNotFound
+	}
+	return e, bus.Classify("get "+key+" revision", err)
+}
+
+// leaderGet asks the stream's leader for one message of key
+// (STREAM.MSG.GET, not the direct get). A message of another key is
+// jetstream.ErrKeyNotFound.
+func (b *Bucket) leaderGet(ctx context.Context, key string, query map[string]any) (Entry, error) {
 	var e Entry
 	err := b.c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
-		req, _ := json.Marshal(map[string]string{"last_by_subj": b.subject(key)})
+		req, _ := json.Marshal(query)
 		opts := b.c.JetStream().Options()
 		if _, ok := ctx.Deadline(); !ok {
 			// As the JetStream client bounds its own requests: a leader
@@ -182,10 +205,11 @@ func (b *Bucket) LatestFromLeader(ctx context.Context, key string) (Entry, error
 		}
 		var resp struct {
 			Message *struct {
-				Seq  uint64    `json:"seq"`
-				Hdrs []byte    `json:"hdrs"`
-				Data []byte    `json:"data"`
-				Time time.Time `json:"time"`
+				Subject string    `json:"subject"`
+				Seq     uint64    `json:"seq"`
+				Hdrs    []byte    `json:"hdrs"`
+				Data    []byte    `json:"data"`
+				Time    time.Time `json:"time"`
 			} `json:"message"`
 			Error *jetstream.APIError `json:"error"`
 		}
@@ -199,6 +223,8 @@ func (b *Bucket) LatestFromLeader(ctx context.Context, key string) (Entry, error
 			return resp.Error
 		case resp.Message == nil:
 			return errors.New("stream message get: no message in the answer")
+		case resp.Message.Subject != b.subject(key):
+			return jetstream.ErrKeyNotFound
 		}
 		hdr, err := nats.DecodeHeadersMsg(resp.Message.Hdrs)
 		if err != nil && len(resp.Message.Hdrs) > 0 {
@@ -207,7 +233,7 @@ func (b *Bucket) LatestFromLeader(ctx context.Context, key string) (Entry, error
 		e = Entry{Key: key, Value: resp.Message.Data, Revision: resp.Message.Seq, Created: resp.Message.Time, Op: opFromHeader(hdr)}
 		return nil
 	})
-	return e, bus.Classify("get "+key, err)
+	return e, err
 }
 
 // apiPrefix is where a JetStream context sends its API requests:

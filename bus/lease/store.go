@@ -165,6 +165,11 @@ func (s *Store) Acquire(ctx context.Context, name, holder string, opts Options) 
 	if err := l.issueToken(ctx); err != nil {
 		rev := l.Revision()
 		_, _ = s.b.Write(context.WithoutCancel(ctx), name, nil, kv.OpDelete, &rev, 0) // give it back
+		if errors.Is(err, bus.ErrNotFound) || errors.Is(err, bus.ErrRevisionMismatch) {
+			// A clustered bucket changing leaders can answer a read
+			// with less than it has acknowledged: try again.
+			return nil, &bus.TransientError{Op: "lease " + name + " token", Err: err}
+		}
 		return nil, err
 	}
 	renewCtx, stop := context.WithCancel(ctx)
@@ -185,12 +190,14 @@ func TokenKey(name string) string { return name + ".token" }
 // to a bucket made again meanwhile, which it then starts afresh.
 func (l *Lease) issueToken(ctx context.Context) error {
 	rev := l.Revision()
-	e, err := l.store.b.GetRevision(ctx, l.name, rev)
+	// From the leader: the replica a direct get reaches may not have
+	// applied the write yet, and would answer not found.
+	e, err := l.store.b.GetRevisionFromLeader(ctx, l.name, rev)
 	if err != nil {
 		return fmt.Errorf("bus: lease %s: read the acquiring write (revision %d) back: %w", l.name, rev, err)
 	}
 	token, expect := e.Created, uint64(0)
-	last, err := l.store.b.Latest(ctx, TokenKey(l.name))
+	last, err := l.store.b.LatestFromLeader(ctx, TokenKey(l.name))
 	switch {
 	case errors.Is(err, bus.ErrNotFound):
 	case err != nil:
