@@ -3,6 +3,7 @@ package identity
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
@@ -107,6 +108,16 @@ func (s *Signer) mint(name string, perms Permissions, now time.Time, ttl time.Du
 		expires = now.Add(ttl).Truncate(time.Second)
 		uc.Expires = expires.Unix()
 	}
+	grant(uc, perms)
+	token, err := uc.Encode(s.key)
+	if err != nil {
+		return user{}, fmt.Errorf("identity: sign user %s: %w", name, err)
+	}
+	return user{key: key, jwt: token, expires: expires}, nil
+}
+
+// grant writes perms into user claims uc.
+func grant(uc *jwt.UserClaims, perms Permissions) {
 	uc.Pub.Allow.Add(perms.Publish...)
 	uc.Pub.Deny.Add(perms.DenyPublish...)
 	uc.Sub.Allow.Add(perms.Subscribe...)
@@ -120,9 +131,32 @@ func (s *Signer) mint(name string, perms Permissions, now time.Time, ttl time.Du
 	if len(perms.Subscribe) == 0 {
 		uc.Sub.Deny.Add(">")
 	}
-	token, err := uc.Encode(s.key)
+}
+
+// Grants reports whether the credentials file (a .creds file, as Mint
+// makes) grants exactly perms: the same allowed and denied subjects, tags
+// and response permission, whatever their order. Credentials an older
+// version minted with fewer permissions do not: they are to be minted
+// again. It fails when file holds no readable user JWT.
+func Grants(file []byte, perms Permissions) (bool, error) {
+	token, err := jwt.ParseDecoratedJWT(file)
 	if err != nil {
-		return user{}, fmt.Errorf("identity: sign user %s: %w", name, err)
+		return false, fmt.Errorf("identity: credentials: %w", err)
 	}
-	return user{key: key, jwt: token, expires: expires}, nil
+	have, err := jwt.DecodeUserClaims(token)
+	if err != nil {
+		return false, fmt.Errorf("identity: credentials' user JWT: %w", err)
+	}
+	want := jwt.NewUserClaims(have.Subject)
+	grant(want, perms)
+	same := func(a, b jwt.StringList) bool {
+		x, y := slices.Clone(a), slices.Clone(b)
+		slices.Sort(x)
+		slices.Sort(y)
+		return slices.Equal(slices.Compact(x), slices.Compact(y))
+	}
+	return same(have.Pub.Allow, want.Pub.Allow) && same(have.Pub.Deny, want.Pub.Deny) &&
+		same(have.Sub.Allow, want.Sub.Allow) && same(have.Sub.Deny, want.Sub.Deny) &&
+		same(jwt.StringList(have.Tags), jwt.StringList(want.Tags)) &&
+		(have.Resp == nil) == (want.Resp == nil) && (have.Resp == nil || *have.Resp == *want.Resp), nil
 }

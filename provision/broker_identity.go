@@ -73,6 +73,7 @@ func (p *Provisioner) derivedSecrets(keys identity.Keys, jwtSecret string) []der
 			return true
 		}
 	}
+	publisher := identity.Publisher(identity.DefaultBuckets())
 	return []derivedSecret{
 		{jwtSecret, func() (map[string][]byte, error) {
 			conf, err := keys.ServerConfig(jwtStoreDir)
@@ -87,9 +88,15 @@ func (p *Provisioner) derivedSecrets(keys identity.Keys, jwtSecret string) []der
 			}, err
 		}, has(keyring.SignerSeedKey, keyring.SignerAccountKey, keyring.SignerOperatorKey, keyring.SignerClaimsKey)},
 		{keyring.PublisherSecret, func() (map[string][]byte, error) {
-			c, err := keys.Signer().Mint(identity.Name("publisher", p.opts.Namespace), identity.Publisher(identity.DefaultBuckets()), time.Now(), 0)
+			c, err := keys.Signer().Mint(identity.Name("publisher", p.opts.Namespace), publisher, time.Now(), 0)
 			return map[string][]byte{keyring.PublisherCredsKey: c.File}, err
-		}, has(keyring.PublisherCredsKey)},
+		}, func(d map[string][]byte) bool {
+			// Credentials an older version minted lack what this one
+			// grants (queue figures, dead letters): minted again. The
+			// old ones keep working until the keys change.
+			ok, err := identity.Grants(d[keyring.PublisherCredsKey], publisher)
+			return ok && err == nil
+		}},
 	}
 }
 

@@ -9,10 +9,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 	"github.com/tinyctl/tinyctl/provision"
 	"github.com/tinyctl/tinyctl/provision/keyring"
@@ -85,6 +87,32 @@ func TestInstallWithJWTAuth(t *testing.T) {
 
 	if ok, err := r.p.HasPublisherCredentials(ctx); !ok || err != nil {
 		t.Errorf("HasPublisherCredentials = %v, %v", ok, err)
+	}
+
+	// An upgrade: the admin publisher an older version minted (one
+	// subject fewer) is minted again, and nothing else is written.
+	role := identity.Publisher(identity.DefaultBuckets())
+	older := role
+	older.Publish = role.Publish[:len(role.Publish)-1]
+	signing, err := identity.NewSigner(signer[keyring.SignerSeedKey], account)
+	testenv.Must(t, err)
+	creds, err := signing.Mint("publisher", older, time.Now(), 0)
+	testenv.Must(t, err)
+	pub, err := kube.Clientset(t).CoreV1().Secrets(r.ns).Get(ctx, keyring.PublisherSecret, metav1.GetOptions{})
+	testenv.Must(t, err)
+	pub.Data[keyring.PublisherCredsKey] = creds.File
+	_, err = kube.Clientset(t).CoreV1().Secrets(r.ns).Update(ctx, pub, metav1.UpdateOptions{})
+	testenv.Must(t, err)
+	mark = kube.AuditMark(t)
+	upgraded := withoutCRDs(r.install(plan))
+	if !slices.Contains(actions(upgraded), "Secret/tinyctl-publisher configured") {
+		t.Errorf("an older admin publisher is not minted again: %v", actions(upgraded))
+	}
+	if w := kube.Writes(t, mark, byAdmin); len(w) != 1 {
+		t.Errorf("upgrade wrote %d times, want 1 (the publisher Secret): %+v", len(w), w)
+	}
+	if ok, err := identity.Grants(secret(keyring.PublisherSecret)[keyring.PublisherCredsKey], role); !ok || err != nil {
+		t.Errorf("the publisher Secret after the upgrade grants the current role: %v, %v", ok, err)
 	}
 }
 

@@ -64,7 +64,7 @@ func (r *Reader) ask(ctx context.Context, subject, namespace, name string, req, 
 	case errors.Is(err, bus.ErrPermissionDenied) && r.scope != "":
 		return fmt.Errorf("dead letters of %s: these credentials may not ask (minted before they could: mint them again with tinyctl identity publisher %s)", key, r.scope)
 	case errors.Is(err, bus.ErrPermissionDenied):
-		return fmt.Errorf("dead letters of %s: these credentials may not ask (an admin publisher minted before they could: its Secret tinyctl-publisher predates dead letters)", key)
+		return fmt.Errorf("dead letters of %s: these credentials may not ask (an admin publisher minted before they could: run tinyctl install again, which mints Secret tinyctl-publisher anew)", key)
 	case err != nil:
 		return fmt.Errorf("dead letters of %s: %w", key, err)
 	}

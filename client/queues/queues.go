@@ -106,7 +106,7 @@ func (r *Reader) Read(ctx context.Context, namespace, name string) (Queue, error
 	case errors.Is(err, bus.ErrPermissionDenied) && r.scope != "":
 		return Queue{}, fmt.Errorf("queue of %s: %w (minted before they could: mint them again with tinyctl identity publisher %s)", key, ErrNoAccess, r.scope)
 	case errors.Is(err, bus.ErrPermissionDenied):
-		return Queue{}, fmt.Errorf("queue of %s: %w (an admin publisher minted before they could: its Secret tinyctl-publisher predates stream and consumer info)", key, ErrNoAccess)
+		return Queue{}, fmt.Errorf("queue of %s: %w (an admin publisher minted before they could: run tinyctl install again, which mints Secret tinyctl-publisher anew)", key, ErrNoAccess)
 	case err != nil:
 		return Queue{}, fmt.Errorf("queue of %s: %w", key, err)
 	}
