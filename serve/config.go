@@ -2,10 +2,14 @@ package serve
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/tinyctl/tinyctl/bus"
 	"github.com/tinyctl/tinyctl/bus/lease"
@@ -175,4 +179,33 @@ func (c Config) checkReplicas() error {
 		return fmt.Errorf("replicas %d: the embedded NATS server is a single node, which holds one replica", c.Replicas)
 	}
 	return nil
+}
+
+// checkNamespaces refuses an entry of a namespace list that cannot name
+// a namespace (a DNS label; "*" only where it means every managed
+// namespace), naming each with its list: a typo would otherwise match
+// nothing, silently.
+func (c Config) checkNamespaces() error {
+	lists := []struct {
+		flag  string
+		names []string
+		star  bool
+	}{
+		{"namespaces", c.Loop.Namespaces, false},
+		{"deny-namespaces", c.Loop.DenyNamespaces, false},
+		{"monitoring-namespaces", c.Loop.Cluster.MonitoringNamespaces, false},
+		{"service-account-namespaces", c.Loop.ServiceAccountNamespaces, true},
+	}
+	var errs []error
+	for _, l := range lists {
+		for _, ns := range l.names {
+			if l.star && ns == "*" {
+				continue
+			}
+			if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+				errs = append(errs, fmt.Errorf("%s: %q is not a namespace name: %s", l.flag, ns, strings.Join(msgs, "; ")))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -63,7 +63,7 @@ func New(cfg Config) (*Process, error) {
 	if err := cfg.Loop.Cluster.Check(); err != nil {
 		return nil, fmt.Errorf("render settings: %w", err)
 	}
-	if err := errors.Join(cfg.checkReplicas(), cfg.checkKubeLimits()); err != nil {
+	if err := errors.Join(cfg.checkReplicas(), cfg.checkKubeLimits(), cfg.checkNamespaces()); err != nil {
 		return nil, err
 	}
 	if err := p.loadIdentity(); err != nil {

@@ -179,3 +179,31 @@ func TestServeFlagsReadTheirVariables(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRefusesNamespaceListsThatNameNoNamespace: every entry of a
+// namespace flag that cannot be a namespace is named, in one error,
+// before serve connects to anything; "*" is taken where it means every
+// managed namespace.
+func TestServeRefusesNamespaceListsThatNameNoNamespace(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"serve", "--nats-url", "nats://127.0.0.1:1",
+		"--namespaces", "media,Search", "--monitoring-namespaces", "monitoring,prom_ns",
+		"--service-account-namespaces", "*", "--deny-namespaces", "kube-system,"}, &out, &errOut)
+	if code == exitOK {
+		t.Fatalf("serve with bad namespace lists exited 0")
+	}
+	for _, want := range []string{
+		`namespaces: "Search" is not a namespace name: a lowercase RFC 1123 label`,
+		`monitoring-namespaces: "prom_ns" is not a namespace name`,
+		`deny-namespaces: "" is not a namespace name`,
+	} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
+		}
+	}
+	for _, fine := range []string{`"media"`, `"monitoring"`, `"*"`, `"kube-system"`} {
+		if strings.Contains(errOut.String(), fine) {
+			t.Errorf("stderr refuses %s, a fine entry:\n%s", fine, errOut.String())
+		}
+	}
+}
