@@ -129,7 +129,7 @@ func (c Config) WithDefaults() Config {
 	c.Loop = c.Loop.WithDefaults()
 	// The runtime's own namespace (the broker's, with its Secrets) is never
 	// managed unless it is listed.
-	if ns := c.Loop.Cluster.NATS.Namespace; !slices.Contains(c.Loop.DenyNamespaces, ns) {
+	if ns := c.Loop.Cluster.NATS.Namespace; ns != "" && !slices.Contains(c.Loop.DenyNamespaces, ns) {
 		c.Loop.DenyNamespaces = append(slices.Clone(c.Loop.DenyNamespaces), ns)
 	}
 	if c.MetricsAddr == "" {
