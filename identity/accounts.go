@@ -257,7 +257,7 @@ var queueInfo = []string{"$JS.API.STREAM.INFO.*", "$JS.API.CONSUMER.INFO.*.*"}
 // import, and an import of each namespace's jobs account API under
 // NamespaceAPIPrefix. The same namespaces give the same claims (sorted).
 func (i *Issuer) ControlClaims(namespaces []string) *jwt.AccountClaims {
-	return ControlClaims(i.control, i.namespacesOf(namespaces))
+	return controlClaims(i.control, i.namespacesOf(namespaces))
 }
 
 func (i *Issuer) namespacesOf(names []string) []Namespace {
@@ -270,12 +270,12 @@ func (i *Issuer) namespacesOf(names []string) []Namespace {
 	return out
 }
 
-// ControlClaims are the control account's claims (unsigned) for
+// controlClaims are the control account's claims (unsigned) for
 // namespaces: what install signs with the operator's own key (no
 // namespace yet) and an Issuer with its signing key. Each namespace's
 // imports (its JetStream API, dead-letter subjects and advisories) are
 // named "jobs <namespace>".
-func ControlClaims(c Control, namespaces []Namespace) *jwt.AccountClaims {
+func controlClaims(c Control, namespaces []Namespace) *jwt.AccountClaims {
 	ac := jwt.NewAccountClaims(c.Account)
 	ac.Name = "TINYCTL"
 	ac.SigningKeys.Add(c.SigningKey)

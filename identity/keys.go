@@ -81,13 +81,13 @@ func (k Keys) OperatorJWT() (string, error) {
 }
 
 // AccountJWTs returns the JWTs of the system account and of tinyctl's
-// control account (ControlClaims without namespaces yet), signed by the
+// control account (controlClaims without namespaces yet), signed by the
 // operator, by public key: what the server's resolver preloads.
 func (k Keys) AccountJWTs() (map[string]string, error) {
 	sys := jwt.NewAccountClaims(public(k.System))
 	sys.Name = "SYS"
 	out := map[string]string{}
-	for _, c := range []*jwt.AccountClaims{sys, ControlClaims(k.Control(DefaultBuckets()), nil)} {
+	for _, c := range []*jwt.AccountClaims{sys, controlClaims(k.Control(DefaultBuckets()), nil)} {
 		token, err := c.Encode(k.Operator)
 		if err != nil {
 			return nil, fmt.Errorf("identity: account %s: %w", c.Name, err)

@@ -8,11 +8,14 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tinyctl/tinyctl/internal/localkube"
 )
 
 // ServeProcess is one `tinyctl serve` process started by Serve.
@@ -113,15 +116,17 @@ func HTTPGet(addr, path string) (int, string, error) {
 	return resp.StatusCode, string(b), err
 }
 
-// FreeAddr returns a loopback host:port that was free a moment ago.
+// FreeAddr returns a loopback host:port that was free a moment ago and
+// that no other FreeAddr of this test binary returned (localkube.FreePorts
+// picks it outside the kernel's ephemeral range, so a listener on port 0
+// elsewhere cannot take it before the caller binds it).
 func FreeAddr(tb testing.TB) string {
 	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := localkube.FreePorts(1)
 	if err != nil {
 		tb.Fatalf("free address: %v", err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writes, such as a
