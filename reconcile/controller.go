@@ -114,10 +114,9 @@ func (c *Controller) bucketName() string {
 // to Config.ShutdownGrace; otherwise they are cancelled at once. It returns
 // an error only when it cannot start: this cluster's status records cannot
 // be read, a required informer does not sync, or the first watch cannot be
-// created.
+// created. It logs to zerolog.Ctx(ctx), which is expected to name the
+// cluster (LogCluster) already, as serve's does.
 func (c *Controller) Run(ctx context.Context) error {
-	log := zerolog.Ctx(ctx).With().Str(LogCluster, c.cfg.Cluster.Name).Logger()
-	ctx = log.WithContext(ctx)
 	defer c.queue.ShutDown()
 	if err := c.loadStatuses(ctx); err != nil {
 		return startErr(ctx, err)
@@ -158,7 +157,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-c.clock.After(c.cfg.ShutdownGrace):
-		log.Warn().Dur("grace", c.cfg.ShutdownGrace).Msg("cancelling in-flight reconciles")
+		zerolog.Ctx(ctx).Warn().Dur("grace", c.cfg.ShutdownGrace).Msg("cancelling in-flight reconciles")
 		cancelWork()
 		<-done
 	}

@@ -105,8 +105,7 @@ func startMember(ctx context.Context, o Options, dir string, hub *bus.Embedded, 
 	if err != nil {
 		return m, fmt.Errorf("%s controller: %w", m.name, err)
 	}
-	log := o.Log.With().Str("cluster", m.name).Logger()
-	go func() { m.done <- m.ctrl.Run(log.WithContext(ctx)) }()
+	go func() { m.done <- m.ctrl.Run(o.Log.WithContext(ctx)) }() // serve names the cluster in its log
 	if err := m.ctrl.WaitReady(ctx, true); err != nil {
 		return m, fmt.Errorf("%s controller: %w", m.name, err)
 	}
