@@ -76,16 +76,28 @@ type counter struct {
 	found map[string]int
 	// dead sums the jobs moved to dead-letter streams, by component.
 	dead map[string]int
+	// failed are the errors of failed reconciles, in order.
+	failed []string
 }
 
 func newCounter() *counter {
 	return &counter{reconciles: map[string]int{}, found: map[string]int{}, dead: map[string]int{}}
 }
 
-func (c *counter) Reconciled(key string, _ time.Duration, _ error) {
+func (c *counter) Reconciled(key string, _ time.Duration, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reconciles[key]++
+	if err != nil {
+		c.failed = append(c.failed, key+": "+err.Error())
+	}
+}
+
+// failures are the errors of the failed reconciles so far.
+func (c *counter) failures() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.failed)
 }
 func (c *counter) Applied(apply.Result)    {}
 func (c *counter) Retried(reconcile.Class) {}
