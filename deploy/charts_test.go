@@ -234,6 +234,10 @@ func checkRules(t *testing.T, obj map[string]any, nsVerbs []string, secrets bool
 				if !slices.Equal(r.Verbs, nsVerbs) {
 					t.Errorf("namespaces verbs = %v, want %v", r.Verbs, nsVerbs)
 				}
+			case "events": // Kubernetes Events about components: written, never read
+				if !slices.Equal(r.APIGroups, []string{"events.k8s.io"}) || !slices.Equal(r.Verbs, []string{"create", "patch"}) {
+					t.Errorf("events rule %+v, want create and patch on events.k8s.io only", r)
+				}
 			case "apiservices": // is KEDA running? one name, read only
 				if !slices.Equal(r.Verbs, []string{"get"}) || !slices.Equal(r.ResourceNames, []string{"v1beta1.external.metrics.k8s.io"}) {
 					t.Errorf("apiservices rule %+v, want get on v1beta1.external.metrics.k8s.io only", r)

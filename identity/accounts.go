@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/tinyctl/tinyctl/api/deadletter"
+	"github.com/tinyctl/tinyctl/api/event"
 )
 
 // A namespace's tenancy is three NATS accounts, so that whatever one of
@@ -32,7 +33,7 @@ import (
 //     subjects (under JobsAPIPrefix) and job subjects;
 //   - the publisher account holds the namespace's publishers and imports
 //     from the control account only the namespace's spec keys (writes),
-//     reads of its specs, its status rows and every heartbeat (under
+//     reads of its specs, its status rows, its events and every heartbeat (under
 //     SpecsAPIPrefix) and the dead-letter requests of its components.
 //
 // The control account (tinyctl's, made by install) holds the buckets and
@@ -211,7 +212,7 @@ func (i *Issuer) TenantClaims(n Namespace, patterns []string) *jwt.AccountClaims
 // PublisherClaims are the claims of ns's publisher account: no JetStream, importing from the control account the writes of ns's spec
 // keys, and under SpecsAPIPrefix the reads a publisher needs — the last
 // value of each of ns's spec keys, ordered consumers filtered to ns's spec
-// keys and status rows, and to every heartbeat; and from ns's jobs
+// keys and status rows, to every heartbeat and to ns's events; and from ns's jobs
 // account, under QueuesAPIPrefix, the info of its streams and consumers
 // (how many jobs wait, how many are being worked on).
 func (i *Issuer) PublisherClaims(n Namespace) *jwt.AccountClaims {
@@ -233,7 +234,8 @@ func (i *Issuer) PublisherClaims(n Namespace) *jwt.AccountClaims {
 	add("$JS.API.CONSUMER.CREATE." + specs + ".*.$KV." + b.Specs + "." + n.Name + ".>")
 	add("$JS.API.CONSUMER.CREATE." + status + ".*.$KV." + b.Status + "." + n.Name + ".>")
 	add("$JS.API.CONSUMER.CREATE." + beats + ".*.$KV." + b.Heartbeats + ".>")
-	for _, s := range []string{specs, status, beats} {
+	add("$JS.API.CONSUMER.CREATE." + event.Stream + ".*." + event.Filter(n.Name, ""))
+	for _, s := range []string{specs, status, beats, event.Stream} {
 		add("$JS.API.CONSUMER.MSG.NEXT." + s + ".*")
 		add("$JS.API.CONSUMER.INFO." + s + ".*")
 		add("$JS.API.CONSUMER.DELETE." + s + ".*")
@@ -282,8 +284,7 @@ func controlClaims(c Control, namespaces []Namespace) *jwt.AccountClaims {
 	ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
 	b := c.Buckets
 	ac.Exports.Add(&jwt.Export{Name: "spec writes", Subject: jwt.Subject("$KV." + b.Specs + ".>"), Type: jwt.Service})
-	for _, s := range []string{b.Specs, b.Status, b.Heartbeats} {
-		stream := "KV_" + s
+	for _, stream := range []string{"KV_" + b.Specs, "KV_" + b.Status, "KV_" + b.Heartbeats, event.Stream} {
 		ac.Exports.Add(&jwt.Export{Name: "reads", Subject: jwt.Subject("$JS.API.CONSUMER.CREATE." + stream + ".>"), Type: jwt.Service})
 		ac.Exports.Add(&jwt.Export{Name: "reads", Subject: jwt.Subject("$JS.API.CONSUMER.MSG.NEXT." + stream + ".*"), Type: jwt.Service, ResponseType: jwt.ResponseTypeStream})
 		ac.Exports.Add(&jwt.Export{Name: "reads", Subject: jwt.Subject("$JS.API.CONSUMER.INFO." + stream + ".*"), Type: jwt.Service})

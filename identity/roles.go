@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/jwt/v2"
 
 	"github.com/tinyctl/tinyctl/api/deadletter"
+	"github.com/tinyctl/tinyctl/api/event"
 )
 
 // Bucket names the roles need (the defaults of the bus packages).
@@ -98,7 +99,8 @@ func ProducerInbox(ns, name string) string { return "_INBOX_producer_" + ns + "_
 
 // Publisher may write the spec bucket (put, delete, purge, history,
 // watch) and read the status and heartbeat buckets, for `tinyctl apply`,
-// `status` and raw KV puts, and read the info of every stream and
+// `status` and raw KV puts, read the events stream (`tinyctl events`)
+// through ordered consumers, and read the info of every stream and
 // consumer (in one account, or each namespace's as the control account
 // imports them under NamespaceAPIPrefix): the queue figures of
 // `tinyctl describe`. It may not create or delete buckets or streams,
@@ -111,7 +113,17 @@ func Publisher(b Buckets) Permissions {
 	for _, bucket := range []string{b.Specs, b.Status, b.Heartbeats} {
 		pub = append(pub, readBucket(bucket)...)
 	}
+	pub = append(pub, readEvents()...)
 	return Permissions{Publish: pub, Subscribe: []string{"_INBOX.>"}}
+}
+
+// readEvents is what reading the events stream through an ordered
+// consumer publishes to: the consumer's creation (any filter), its
+// next-message requests, info and delete.
+func readEvents() []string {
+	s := "$JS.API.CONSUMER.%s." + event.Stream
+	return []string{fmt.Sprintf(s, "CREATE") + ".>", fmt.Sprintf(s, "MSG.NEXT") + ".*",
+		fmt.Sprintf(s, "INFO") + ".*", fmt.Sprintf(s, "DELETE") + ".*"}
 }
 
 // readBucket is what reading a KV bucket publishes to: its info, direct
@@ -143,7 +155,7 @@ func Controller(b Buckets, hubDomain string) Permissions {
 	specs := "KV_" + b.Specs
 	p := Permissions{
 		Publish: []string{"$JS.API.>", "$KV." + b.Status + ".>", "$KV." + b.Heartbeats + ".>", "$KV." + b.Leases + ".>", "tinyctl.ns.*.API.>",
-			deadletter.Subjects + ".>", NamespaceDeadLetterSubjects("*") + ".>"},
+			deadletter.Subjects + ".>", NamespaceDeadLetterSubjects("*") + ".>", event.Subjects + ".>"},
 		Subscribe: []string{"_INBOX.>", deadletter.AdvisoryPrefix + ".>", NamespaceAdvisories("*") + ".>", deadletter.Service + ".>"},
 		Respond:   true,
 		DenyPublish: []string{"$JS.API.STREAM.DELETE." + specs, "$JS.API.STREAM.PURGE." + specs,

@@ -23,6 +23,7 @@ type Controller struct {
 	cfg      Config
 	deps     Deps
 	obs      Observer
+	events   Events
 	fence    Fence
 	clock    clock.WithTicker
 	specs    *specCache
@@ -62,12 +63,15 @@ type Controller struct {
 // New returns a Controller; Run starts it.
 func New(cfg Config, deps Deps) *Controller {
 	cfg = cfg.WithDefaults()
-	c := &Controller{cfg: cfg, deps: deps, obs: deps.Observer, fence: deps.Fence, clock: deps.Clock,
+	c := &Controller{cfg: cfg, deps: deps, obs: deps.Observer, events: deps.Events, fence: deps.Fence, clock: deps.Clock,
 		specs: newSpecCache(), status: newStatusCache(), namespaces: newKeySet(), pending: newKeySet(), settled: newSettledSet(), own: newOwnWrites(),
 		needsFull: newKeySet(), healthOnly: newKeySet(),
 		orphansLogged: newKeySet(), recreated: make(chan struct{}, 1)}
 	if c.obs == nil {
 		c.obs = nopObserver{}
+	}
+	if c.events == nil {
+		c.events = nopEvents{}
 	}
 	if c.fence == nil {
 		c.fence = noFence{}

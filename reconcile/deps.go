@@ -212,6 +212,9 @@ type Deps struct {
 	Clock clock.WithTicker
 	// Observer receives metrics-worthy events; nil discards them.
 	Observer Observer
+	// Events hears what the controller did to each component and why
+	// (events.go); nil discards them.
+	Events Events
 }
 
 // noFence lets every write pass.

@@ -38,6 +38,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	p := decide(in)
+	ctx = withReconciling(ctx, key, p.rev)
 	switch p.kind {
 	case planRemove:
 		return c.remove(ctx, p)
@@ -332,7 +333,7 @@ func (c *Controller) remove(ctx context.Context, p plan) error {
 			return stepError("delete stream", err)
 		}
 	}
-	return c.removeStatus(ctx, p.key)
+	return c.removeStatus(ctx, p.key, p.rev, reasonRemoved)
 }
 
 // unplace removes the children of a component that no longer selects this
@@ -350,7 +351,7 @@ func (c *Controller) unplace(ctx context.Context, p plan) error {
 	if err := c.deleteSecret(ctx, p); err != nil {
 		return err
 	}
-	return c.removeStatus(ctx, p.key)
+	return c.removeStatus(ctx, p.key, p.rev, reasonUnplaced)
 }
 
 // deleteSecret deletes the component's credentials Secret, if it has one
@@ -432,6 +433,7 @@ func (c *Controller) observe(ctx context.Context, res apply.Result, err error) {
 		res.Action = action.Failed
 	}
 	c.obs.Applied(res)
+	c.recordWrite(ctx, res)
 	if res.Wrote() {
 		ev := zerolog.Ctx(ctx).Info().Str("object", res.Ref()).Str("action", string(res.Action))
 		if len(res.TakenFrom) > 0 {
@@ -464,6 +466,9 @@ func (c *Controller) writeStatus(ctx context.Context, st api.Status) error {
 		return fmt.Errorf("write status: %w", err)
 	}
 	c.status.set(st, rev)
+	for _, e := range conditionEvents(prevp, st) {
+		c.record(e)
+	}
 	return nil
 }
 
@@ -486,21 +491,23 @@ func checkedWrite(ctx context.Context, rev uint64, write func(at uint64) error) 
 	return write(moved.Current)
 }
 
-// removeStatus deletes the status record of key if one was written.
-func (c *Controller) removeStatus(ctx context.Context, key string) error {
+// removeStatus deletes the status record of key if one was written, and
+// records why (reasonRemoved, reasonUnplaced) at revision rev.
+func (c *Controller) removeStatus(ctx context.Context, key string, rev uint64, why string) error {
 	if _, ok := c.status.get(key); !ok {
 		return nil
 	}
-	var rev uint64
+	var marker uint64
 	err := c.fenced(ctx, func(ctx context.Context) error {
 		return checkedWrite(ctx, c.status.revision(key), func(at uint64) (err error) {
-			rev, err = c.deps.Statuses.Delete(ctx, key, c.cfg.Cluster.Name, at)
+			marker, err = c.deps.Statuses.Delete(ctx, key, c.cfg.Cluster.Name, at)
 			return err
 		})
 	})
 	if err != nil {
 		return fmt.Errorf("delete status: %w", err)
 	}
-	c.status.forget(key, rev)
+	c.status.forget(key, marker)
+	c.record(removalEvent(key, rev, why, c.cfg.Cluster.Name))
 	return nil
 }

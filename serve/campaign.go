@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/bus/events"
 	"github.com/tinyctl/tinyctl/bus/lease"
 	"github.com/tinyctl/tinyctl/reconcile"
 	"github.com/tinyctl/tinyctl/render"
@@ -82,7 +83,16 @@ func (p *Process) lead(ctx context.Context, l *lease.Lease) error {
 		case <-loopCtx.Done():
 		}
 	}()
-	ctrl, err := p.controller(l)
+	sink := eventSink{nats: events.NewPublisher(p.conn), metrics: p.metrics}
+	if p.cfg.KubernetesEvents {
+		rec, stop, err := kubeEvents(p.kube)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		sink.kube = rec
+	}
+	ctrl, err := p.controller(l, sink)
 	if err != nil {
 		return err
 	}
@@ -114,8 +124,9 @@ func (p *Process) release(ctx context.Context, l *lease.Lease) {
 	}
 }
 
-// controller builds a reconcile loop whose writes are fenced by lease l.
-func (p *Process) controller(l *lease.Lease) (*reconcile.Controller, error) {
+// controller builds a reconcile loop whose writes are fenced by lease l
+// and whose events go to sink.
+func (p *Process) controller(l *lease.Lease, sink reconcile.Events) (*reconcile.Controller, error) {
 	m, err := apply.New(p.kube, render.AnnotationContentHash)
 	if err != nil {
 		return nil, err
@@ -124,7 +135,7 @@ func (p *Process) controller(l *lease.Lease) (*reconcile.Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	deps.Fence, deps.Observer = l.Fence(), p.metrics
+	deps.Fence, deps.Observer, deps.Events = l.Fence(), p.metrics, sink
 	if p.signer != nil {
 		deps.Minter = p.signer
 	}

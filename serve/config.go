@@ -61,6 +61,11 @@ type Config struct {
 	// (docs/fleet.md). Status records and heartbeats stay local; the hub
 	// gathers them once the cluster has joined.
 	HubDomain string
+	// KubernetesEvents, when set, writes each event the loop records
+	// (docs/events.md) as a Kubernetes Event about the component's
+	// Deployment too; the NATS events are published either way. `tinyctl
+	// serve` sets it unless --kubernetes-events=false.
+	KubernetesEvents bool
 	// Loop tunes the reconcile loop; Loop.Cluster.Name also names this
 	// cluster's status records, heartbeat and lease (default "default").
 	Loop reconcile.Config

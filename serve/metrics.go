@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/tinyctl/tinyctl/api/event"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/reconcile"
 )
@@ -40,6 +41,9 @@ type metrics struct {
 	// replayed from them (which components: the log and tinyctl jobs
 	// dead; a label per component would grow without bound).
 	deadLetters *prometheus.CounterVec
+	// events counts the events the loop recorded (docs/events.md), by
+	// type and whether the publish left this process.
+	events *prometheus.CounterVec
 }
 
 // loopView is what the gauges read from the running loop.
@@ -91,10 +95,14 @@ func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 		Name: "tinyctl_dead_letters_total",
 		Help: "Jobs that used up their deliveries, by event: moved (to their component's dead-letter stream) or replayed (put back on its queue).",
 	}, []string{"event"})
+	m.events = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tinyctl_events_total",
+		Help: "Events the controller recorded about components, by type (Normal, Warning) and result (published, or failed: the connection was closed or its outage buffer full).",
+	}, []string{"type", "result"})
 	m.addProcessSeries(loop, latest)
 	m.addHealthSeries(loop)
 	m.reg.MustRegister(m.duration, m.applies, m.retries, m.rechecks, m.recheckTook, m.recheckFound, m.leader, m.connected, m.queueDepth, m.watchLag,
-		m.stalled, m.acquired, m.staleClusters, m.nameConflict, m.deadLetters,
+		m.stalled, m.acquired, m.staleClusters, m.nameConflict, m.deadLetters, m.events,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.initLabels()
 	return m
@@ -175,6 +183,10 @@ func (m *metrics) initLabels() {
 	}
 	m.deadLetters.WithLabelValues("moved")
 	m.deadLetters.WithLabelValues("replayed")
+	for _, t := range []string{event.Normal, event.Warning} {
+		m.events.WithLabelValues(t, "published")
+		m.events.WithLabelValues(t, "failed")
+	}
 }
 
 // setStaleClusters replaces the stale-cluster series with stale, by

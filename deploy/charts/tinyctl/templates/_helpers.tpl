@@ -71,6 +71,11 @@ and updates), delete (a component removed or a child no longer rendered). */}}
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["list", "watch"]
+# Kubernetes Events about each component's Deployment (docs/events.md):
+# written, and patched when one repeats; never read.
+- apiGroups: ["events.k8s.io"]
+  resources: ["events"]
+  verbs: ["create", "patch"]
 {{- if .Values.nats.identity.signerSecret }}
 # Each worker's credentials Secret: read by name before it is written (to
 # check it is the component's own), never listed or watched.
