@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tinyctl/tinyctl/client"
+	"github.com/tinyctl/tinyctl/client/events"
 	"github.com/tinyctl/tinyctl/client/queues"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/internal/statusview"
@@ -82,11 +83,27 @@ func (f *describeFlags) run(ctx context.Context, o *options, name string) error 
 		return err
 	}
 	q, qerr := r.Read(ctx, o.namespace, name)
-	d := statusview.Describe(e, rows, q, queueProblem(qerr))
+	evs, everr := readEvents(ctx, s, events.Selector{Namespace: o.namespace, Name: name})
+	d := statusview.Describe(e, rows, q, queueProblem(qerr)).WithEvents(evs, everr)
 	if form != cli.FormatText {
 		return cli.WriteData(o.out, form, d)
 	}
 	return statusview.WriteDescription(o.out, o.style(), d, rows, snap.Now)
+}
+
+// readEvents reads the stored events sel picks on the session's
+// connection.
+func readEvents(ctx context.Context, s *session, sel events.Selector) ([]events.Event, error) {
+	r, err := events.New(s.conn.NATS(), s.Namespace(), s.domain)
+	if err != nil {
+		return nil, err
+	}
+	var evs []events.Event
+	err = r.Read(ctx, sel, func(e events.Event) error {
+		evs = append(evs, e)
+		return nil
+	})
+	return evs, eventsProblem(err)
 }
 
 // queueProblem says what a person can do about a queue that could not be

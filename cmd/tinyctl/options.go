@@ -96,6 +96,8 @@ const connectTimeout = 5 * time.Second
 type session struct {
 	*client.Client
 	conn *bus.Conn
+	// domain is the JetStream domain the buckets are in ("": the server's).
+	domain string
 }
 
 // Close closes the connection.
@@ -122,7 +124,7 @@ func (o *options) open(ctx context.Context, statusBucket string, create bool) (*
 		conn.Close()
 		return nil, err
 	}
-	return &session{Client: c, conn: conn}, nil
+	return &session{Client: c, conn: conn, domain: cfg.JetStreamDomain}, nil
 }
 
 // credentialsScope is the namespace the credentials file (--nats-creds)

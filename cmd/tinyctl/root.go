@@ -63,7 +63,7 @@ Deployment, a NetworkPolicy and a KEDA ScaledObject.`,
 	root.SetErr(errOut)
 	o.addGlobalFlags(root.PersistentFlags())
 	root.AddCommand(newVersionCmd(),
-		newApplyCmd(o), newGetCmd(o), newListCmd(o), newDescribeCmd(o), newDeleteCmd(o),
+		newApplyCmd(o), newGetCmd(o), newListCmd(o), newDescribeCmd(o), newEventsCmd(o), newDeleteCmd(o),
 		newHistoryCmd(o), newRollbackCmd(o), newSuspendCmd(o), newResumeCmd(o), newJobsCmd(o), newRenderCmd(o), newDiffCmd(o),
 		newServeCmd(o), newDevCmd(o))
 	root.AddCommand(newStatusCmd(o), newOrphansCmd(o), newClustersCmd(o), newFleetCmd(o))

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/tinyctl/tinyctl/api"
+	"github.com/tinyctl/tinyctl/api/event"
 	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 	"github.com/tinyctl/tinyctl/provision/keyring"
@@ -392,6 +393,15 @@ func TestANamespacePublisherStaysInItsNamespace(t *testing.T) {
 		return nil
 	})
 
+	// Its events, through its account's import of the events stream
+	// filtered to a; every namespace it sees is a.
+	expect(t, pa.must("events", "resizer", "-n", a), 0, []string{"Created", "Deployment/resizer"}, nil)
+	if r := pa.must("events", "-A"); !strings.Contains(r.stdout, "resizer") || strings.Contains(r.stdout, "billing") {
+		t.Errorf("events -A as %s's publisher:\n%s", a, r)
+	}
+	expect(t, pa.run("events", "-n", b), 1, nil, []string{"these credentials read only namespace " + a + "'s events, not " + b + "'s"})
+	expect(t, in.publisher.must("events", "billing", "-n", b), 0, []string{"Created", "Deployment/billing"}, nil)
+
 	r = pa.run("apply", "-f", pa.file("b.yaml", componentYAML(b, "evil", b+".bill.>", "")))
 	if r.code == 0 || !strings.Contains(r.stderr, "not available to credentials scoped to one namespace") {
 		t.Errorf("apply into another namespace: %s", r)
@@ -422,8 +432,25 @@ func TestANamespacePublisherStaysInItsNamespace(t *testing.T) {
 			[]byte(`{"stream_name":"KV_tinyctl-components","config":{"name":"probe","filter_subject":"` + key + `","ack_policy":"none","inactive_threshold":1000000000}}`)},
 		{key, []byte(componentYAML(a, "resizer", a+".resize.>", ""))},
 	}
+	// Its events import is filtered to a: a consumer asking for b's events
+	// under a's filter is refused by JetStream, and nothing else is
+	// imported.
+	lie := `{"stream_name":"` + event.Stream + `","config":{"filter_subject":"` + event.Filter(b, "") + `","ack_policy":"none","deliver_policy":"all","inactive_threshold":1000000000}}`
+	msg, err := nc.Request(identity.SpecsAPIPrefix+".CONSUMER.CREATE."+event.Stream+".probe."+event.Filter(a, ""), []byte(lie), 5*time.Second)
+	testenv.Must(t, err)
+	if !strings.Contains(string(msg.Data), `"error"`) {
+		t.Errorf("%s's publisher created a consumer of %s's events: %s", a, b, msg.Data)
+	}
+	if _, err := nc.Request(identity.SpecsAPIPrefix+".CONSUMER.CREATE."+event.Stream+".probe."+event.Filter(b, ""), []byte(lie), 2*time.Second); err == nil {
+		t.Errorf("%s's publisher reached a consumer create filtered to %s's events", a, b)
+	}
+	vehicles = append(vehicles, struct {
+		subject string
+		body    []byte
+	}{identity.SpecsAPIPrefix + ".CONSUMER.CREATE." + event.Stream + ".probe2." + event.Filter(a, ""),
+		[]byte(`{"stream_name":"` + event.Stream + `","config":{"name":"probe2","filter_subject":"` + event.Filter(a, "") + `","ack_policy":"none","inactive_threshold":1000000000}}`)})
 	// Its queue imports reach a's jobs account only: b's stream is not there.
-	msg, err := nc.Request(identity.QueuesAPIPrefix+".STREAM.INFO."+streamB, nil, 5*time.Second)
+	msg, err = nc.Request(identity.QueuesAPIPrefix+".STREAM.INFO."+streamB, nil, 5*time.Second)
 	testenv.Must(t, err)
 	if !strings.Contains(string(msg.Data), `"err_code":10059`) {
 		t.Errorf("%s's publisher asked for %s's stream info and got %s, want stream not found", a, b, msg.Data)

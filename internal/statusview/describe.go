@@ -8,6 +8,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/decode"
+	"github.com/tinyctl/tinyctl/api/event"
 	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/client/queues"
 	"github.com/tinyctl/tinyctl/internal/cli"
@@ -44,6 +45,26 @@ type Description struct {
 	// why it is absent.
 	Queue      *QueueInfo `json:"queue,omitempty"`
 	QueueError string     `json:"queueError,omitempty"`
+	// Events are the component's latest events on that broker, oldest
+	// first (at most DescribeEvents); EventsError says why they are
+	// absent.
+	Events      []event.Event `json:"events,omitempty"`
+	EventsError string        `json:"eventsError,omitempty"`
+}
+
+// DescribeEvents is how many of a component's latest events describe
+// shows.
+const DescribeEvents = 10
+
+// WithEvents sets d's events to the last DescribeEvents of evs, or says
+// why they could not be read.
+func (d Description) WithEvents(evs []event.Event, err error) Description {
+	if err != nil {
+		d.EventsError = err.Error()
+		return d
+	}
+	d.Events = evs[max(0, len(evs)-DescribeEvents):]
+	return d
 }
 
 // QueueInfo is a component's queue: see queues.Queue.
@@ -121,6 +142,18 @@ func WriteDescription(w io.Writer, style cli.Style, d Description, rows []client
 	fmt.Fprintln(w, "Children (on each cluster that places it):")
 	for _, c := range d.Children {
 		fmt.Fprintln(w, "  "+c)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Events (the last %d on the broker this command reached; tinyctl events %s for all):\n", DescribeEvents, name)
+	switch {
+	case d.EventsError != "":
+		fmt.Fprintln(w, "  "+d.EventsError)
+	case len(d.Events) == 0:
+		fmt.Fprintln(w, "  none")
+	default:
+		if err := WriteEvents(&indented{w: w}, style, d.Events, now, true); err != nil {
+			return err
+		}
 	}
 	return f.err
 }

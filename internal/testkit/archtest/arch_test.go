@@ -301,7 +301,7 @@ func TestNothingThatShipsImportsTheTestKit(t *testing.T) {
 // publicAPIs are the packages a Go program imports to drive tinyctl: what
 // they export must not show a transport type (bus/...), so that bus stays
 // free to change and callers never decode bytes themselves.
-var publicAPIs = []string{"client", "client/progress", "client/queues"}
+var publicAPIs = []string{"client", "client/progress", "client/queues", "client/events"}
 
 // TestThePublicClientShowsNoTransportType walks every exported name of
 // the public packages (functions' parameters and results, exported struct
