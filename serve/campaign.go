@@ -83,9 +83,10 @@ func (p *Process) lead(ctx context.Context, l *lease.Lease) error {
 		case <-loopCtx.Done():
 		}
 	}()
+	go p.keepEventsStream(loopCtx)
 	sink := eventSink{nats: events.NewPublisher(p.conn), metrics: p.metrics}
 	if p.cfg.KubernetesEvents {
-		rec, stop, err := kubeEvents(p.kube)
+		rec, stop, err := kubeEvents(p.kube, l.Fence())
 		if err != nil {
 			return err
 		}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/tinyctl/tinyctl/api/cluster"
 	"github.com/tinyctl/tinyctl/bus"
-	"github.com/tinyctl/tinyctl/bus/events"
 	"github.com/tinyctl/tinyctl/bus/kv"
 	"github.com/tinyctl/tinyctl/bus/lease"
 	"github.com/tinyctl/tinyctl/bus/specs"
@@ -250,9 +249,6 @@ func (p *Process) openStores(ctx context.Context) error {
 	}
 	if p.leases, err = lease.Open(ctx, p.conn, lease.Config{Replicas: p.cfg.Replicas}); err != nil {
 		return fmt.Errorf("open lease bucket: %w", err)
-	}
-	if err := events.Ensure(ctx, p.conn, events.StreamConfig{Replicas: p.cfg.Replicas}); err != nil {
-		return fmt.Errorf("open events stream: %w", err)
 	}
 	p.streams = streams.New(p.conn, 0)
 	p.nsStreams = &namespaceStreams{conn: p.conn, of: map[string]*streams.Manager{}}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tinyctl/tinyctl/api/event"
 	"github.com/tinyctl/tinyctl/bus"
@@ -99,4 +101,30 @@ func waitStored(t *testing.T, c *bus.Conn, n uint64) {
 		}
 		return nil
 	})
+}
+
+// TestTheStreamSetsNoStoreAsideAndKeepsLongEvents: the events stream
+// reserves no bytes of the store (a byte limit would be set aside from it
+// at creation), and an event with a message longer than a stored event
+// may be is kept, its message shortened.
+func TestTheStreamSetsNoStoreAsideAndKeepsLongEvents(t *testing.T) {
+	s := natstest.Start(t)
+	c := natstest.BusConnect(t, s.BusConfig(), nil)
+	ctx := testenv.Ctx(t, 30*time.Second)
+	testenv.Must(t, events.Ensure(ctx, c, events.StreamConfig{}))
+	st, err := c.JetStream().Stream(ctx, event.Stream)
+	testenv.Must(t, err)
+	if cfg := st.CachedInfo().Config; cfg.MaxBytes != -1 || cfg.MaxMsgs != events.DefaultMaxEvents || cfg.MaxMsgSize != events.MaxEventBytes {
+		t.Errorf("events stream: max bytes %d, max msgs %d, max msg size %d; want no byte limit, %d events of at most %d bytes",
+			cfg.MaxBytes, cfg.MaxMsgs, cfg.MaxMsgSize, events.DefaultMaxEvents, events.MaxEventBytes)
+	}
+	long := strings.Repeat("é", events.MaxEventBytes) // two bytes each
+	testenv.Must(t, events.NewPublisher(c).Publish(event.Event{Time: time.Now(), Cluster: "east", Component: "media.thumbs",
+		Revision: 1, Type: event.Warning, Reason: "InvalidSpec", Message: long}))
+	waitStored(t, c, 1)
+	var got event.Event
+	testenv.Must(t, events.Read(ctx, c, events.ReadOptions{}, func(e event.Event) error { got = e; return nil }))
+	if !utf8.ValidString(got.Message) || !strings.HasSuffix(got.Message, "…") || !strings.HasPrefix(long, strings.TrimSuffix(got.Message, "…")) {
+		t.Errorf("the long event's message came back as %d bytes, valid UTF-8 %v; want a prefix of the original ending in …", len(got.Message), utf8.ValidString(got.Message))
+	}
 }

@@ -3,10 +3,15 @@ package events
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/tinyctl/tinyctl/api/event"
 	"github.com/tinyctl/tinyctl/bus"
 )
+
+// maxMessage is the longest message an event carries, well inside
+// MaxEventBytes with the other fields.
+const maxMessage = 4 << 10
 
 // Publisher sends events on their subjects, where the events stream (and
 // any subscriber) receives them.
@@ -19,6 +24,9 @@ func NewPublisher(c *bus.Conn) *Publisher { return &Publisher{c: c} }
 // not wait: it fails only when the connection is closed or its buffer for
 // an outage is full.
 func (p *Publisher) Publish(e event.Event) error {
+	if len(e.Message) > maxMessage {
+		e.Message = strings.ToValidUTF8(e.Message[:maxMessage], "") + "…"
+	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("events: %w", err)

@@ -12,15 +12,23 @@ import (
 	"github.com/tinyctl/tinyctl/bus"
 )
 
-// Retention defaults of the events stream.
+// Retention defaults of the events stream. None of them is a byte limit:
+// JetStream sets a stream's byte limit aside from the store when the
+// stream is created, full or empty, and events must not take room
+// components need. Their size is bounded by counts instead (an event is a
+// few hundred bytes; MaxEventBytes at most).
 const (
 	// DefaultMaxAge is how long an event is kept.
 	DefaultMaxAge = 24 * time.Hour
 	// DefaultPerComponent is how many events of one component in one
 	// cluster are kept (the stream's max messages per subject).
 	DefaultPerComponent = 100
-	// DefaultMaxBytes bounds the whole stream; the oldest events go first.
-	DefaultMaxBytes = 256 << 20
+	// DefaultMaxEvents bounds the whole stream; the oldest events go
+	// first.
+	DefaultMaxEvents = 100_000
+	// MaxEventBytes is the largest event the stream stores (Publisher
+	// shortens a longer message to fit).
+	MaxEventBytes = 8 << 10
 )
 
 // StreamConfig are the settings the events stream is created with. Zero
@@ -29,7 +37,7 @@ type StreamConfig struct {
 	Replicas     int
 	MaxAge       time.Duration
 	PerComponent int64
-	MaxBytes     int64
+	MaxEvents    int64
 }
 
 // Config is the JetStream configuration of the events stream.
@@ -42,7 +50,9 @@ func (c StreamConfig) Config() jetstream.StreamConfig {
 		Discard:           jetstream.DiscardOld,
 		MaxAge:            cmp.Or(c.MaxAge, DefaultMaxAge),
 		MaxMsgsPerSubject: cmp.Or(c.PerComponent, DefaultPerComponent),
-		MaxBytes:          cmp.Or(c.MaxBytes, DefaultMaxBytes),
+		MaxMsgs:           cmp.Or(c.MaxEvents, DefaultMaxEvents),
+		MaxBytes:          -1,
+		MaxMsgSize:        MaxEventBytes,
 		Storage:           jetstream.FileStorage,
 		Replicas:          cmp.Or(c.Replicas, 1),
 	}
