@@ -19,7 +19,8 @@ import (
 // Events hears what the controller did to components and why: each child
 // it wrote or deleted, each condition that moved, each component removed
 // or unplaced (docs/events.md). regarding is the Kubernetes object a
-// Kubernetes Event would be about (the component's Deployment), or nil
+// Kubernetes Event would be about (the child written, else the component's
+// Deployment, else its namespace), or nil
 // when none may be written (a namespace the controller does not manage or
 // that does not exist). Record must not block.
 type Events interface {
@@ -54,8 +55,25 @@ func (c *Controller) recordWrite(ctx context.Context, res apply.Result) {
 	if len(res.TakenFrom) > 0 {
 		msg += fmt.Sprintf(": fields %s had changed were set back", strings.Join(res.TakenFrom, ", "))
 	}
-	c.record(event.Event{Component: r.key, Revision: r.rev, Type: event.Normal, Reason: writeReason(res.Action),
-		Object: res.Kind + "/" + res.Name, Message: msg})
+	e := event.Event{Component: r.key, Revision: r.rev, Type: event.Normal, Reason: writeReason(res.Action),
+		Object: res.Kind + "/" + res.Name, Message: msg}
+	c.recordAbout(e, c.writtenChild(e, res))
+}
+
+// writtenChild is the object a Kubernetes Event about write res is
+// written on: the child itself (the informers may not have seen it yet),
+// or nil where no event may be written (see regarding).
+func (c *Controller) writtenChild(e event.Event, res apply.Result) *corev1.ObjectReference {
+	if c.regarding(e) == nil {
+		return nil
+	}
+	apiVersion := secretKind.gvk.GroupVersion().String()
+	for _, k := range childKinds {
+		if k.gvk.Kind == res.Kind {
+			apiVersion = k.gvk.GroupVersion().String()
+		}
+	}
+	return &corev1.ObjectReference{APIVersion: apiVersion, Kind: res.Kind, Namespace: res.Namespace, Name: res.Name}
 }
 
 // writeReason is the event reason of a write: the action, capitalised.
@@ -67,18 +85,22 @@ func writeReason(a action.Action) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// record stamps e with this cluster and the time and hands it on.
-func (c *Controller) record(e event.Event) {
+// record stamps e with this cluster and the time and hands it on, about
+// the object regarding names.
+func (c *Controller) record(e event.Event) { c.recordAbout(e, c.regarding(e)) }
+
+// recordAbout is record with the Kubernetes object the event is about.
+func (c *Controller) recordAbout(e event.Event, about *corev1.ObjectReference) {
 	e.Cluster, e.Time = c.cfg.Cluster.Name, c.clock.Now().UTC()
-	c.events.Record(e, c.regarding(e))
+	c.events.Record(e, about)
 }
 
 // regarding is the object a Kubernetes Event about e is written on: the
-// component's Deployment while one is live, else (a spec refused before
-// anything was made, a component removed) its namespace, with the event
-// kept in that namespace. nil when no event may be written there: a
-// namespace this controller does not manage or that, as far as it knows,
-// does not exist.
+// component's Deployment while it has one (the informers hold it, or its
+// status record lists it), else (a spec refused before anything was made,
+// a component removed) its namespace, with the event kept in that
+// namespace. nil when no event may be written there: a namespace this
+// controller does not manage or that, as far as it knows, does not exist.
 func (c *Controller) regarding(e event.Event) *corev1.ObjectReference {
 	ns, name, err := api.ParseKey(e.Component)
 	if err != nil || e.Reason == reasons.NamespaceMissing || e.Reason == reasons.NamespaceNotAllowed {
@@ -87,13 +109,20 @@ func (c *Controller) regarding(e event.Event) *corev1.ObjectReference {
 	if (namespacePolicy{allowed: c.cfg.Namespaces, denied: c.cfg.DenyNamespaces}).admits(ns) != nil {
 		return nil
 	}
+	dep := &corev1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: name}
 	obj := &unstructured.Unstructured{}
-	obj.SetAPIVersion("apps/v1")
-	obj.SetKind("Deployment")
+	obj.SetAPIVersion(dep.APIVersion)
+	obj.SetKind(dep.Kind)
 	obj.SetNamespace(ns)
 	obj.SetName(name)
-	if live, ok := c.children.get(obj); ok && live.UID != "" {
-		return &corev1.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: ns, Name: name, UID: live.UID}
+	if live, ok := c.children.get(obj); ok {
+		dep.UID = live.UID
+		return dep
+	}
+	if st, ok := c.status.get(e.Component); ok {
+		if _, listed := st.ChildOfKind(dep.Kind); listed {
+			return dep
+		}
 	}
 	return &corev1.ObjectReference{APIVersion: "v1", Kind: "Namespace", Namespace: ns, Name: ns}
 }

@@ -36,8 +36,8 @@ Events are read from the broker this command reaches (its events stream,
 tinyctl-events, keeps 24 hours and 100 events per component and cluster);
 a fleet member's events stay on the member's broker. The controller also
 publishes each one on tinyctl.events.<cluster>.<namespace>.<name>, and writes
-it as a Kubernetes Event about the component's Deployment, or its namespace
-while it has none (kubectl events).
+it as a Kubernetes Event about the child written, else the component's
+Deployment, or its namespace while it has none (kubectl events).
 -o json prints one event per line (docs/events.md has the fields).`,
 		Example: `  tinyctl events -n media
   tinyctl events resizer -n media -w

@@ -104,7 +104,7 @@ func (f *serveFlags) addFlags(fs *pflag.FlagSet) {
 	fs.StringToStringVar(&f.clusterLabels, "cluster-labels", nil, "this cluster's labels for placement.clusterSelector, k=v,k=v")
 	fs.StringVar(&c.HubDomain, "hub-domain", "", "JetStream domain of a fleet hub: read specs from a local mirror of the hub's bucket (docs/fleet.md)")
 	fs.BoolVar(&c.Loop.AcceptUnplace, "accept-unplace", false, "confirm, once, the unplaces held when the controller starts (status UnplaceHeld: components that no longer select this cluster only because its name or labels changed): their children are removed; holds that arise later are kept")
-	fs.BoolVar(&c.KubernetesEvents, "kubernetes-events", true, "also write each event (docs/events.md) as a Kubernetes Event about the component's Deployment; needs create and patch on events.k8s.io events (the chart grants them)")
+	fs.BoolVar(&c.KubernetesEvents, "kubernetes-events", true, "also write each event (docs/events.md) as a Kubernetes Event about the child written, the component's Deployment or its namespace; needs create and patch on events.k8s.io events (the chart grants them)")
 	fs.IntVar(&c.Loop.Workers, "workers", reconcile.DefaultWorkers, "components reconciled in parallel")
 	fs.StringSliceVar(&c.Loop.Namespaces, "namespaces", nil, "the only namespaces the controller may manage, comma-separated (default: all but --deny-namespaces)")
 	fs.StringSliceVar(&c.Loop.DenyNamespaces, "deny-namespaces", reconcile.DefaultDenyNamespaces, "namespaces never managed when --namespaces is empty")

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	eventsv1 "k8s.io/api/events/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tinyctl/tinyctl/api/event"
 	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
@@ -88,22 +86,18 @@ func TestEventsSayWhatTheControllerDidAndWhy(t *testing.T) {
 	expect(t, u.run("events", "-n", ns+"-none"), 0, nil, []string{`No events for namespace "` + ns + `-none" in the last 1h0m0s`})
 	expect(t, u.run("events", "worker", "-A"), 2, nil, []string{"--all-namespaces cannot be used with a NAME"})
 
-	// Kubernetes Events about the Deployment, by tinyctl, in the
-	// component's namespace.
+	// Kubernetes Events by tinyctl in the component's namespace: a write's
+	// about the child written, a condition's about the Deployment, a
+	// refusal of a component that never had one about the namespace.
 	testenv.Eventually(t, 30*time.Second, func() error {
-		list, err := kube.Clientset(t).EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+		got, all, err := testenv.KubeEvents(context.Background(), kube.Clientset(t), ns, "tinyctl.io/controller")
 		if err != nil {
 			return err
 		}
-		var got []string
-		for _, e := range list.Items {
-			if e.ReportingController == "tinyctl.io/controller" {
-				got = append(got, e.Regarding.Kind+"/"+e.Regarding.Name+" "+e.Type+" "+e.Reason)
-			}
-		}
-		for _, want := range []string{"Deployment/worker Normal Created", "Deployment/worker Warning InvalidSpec", "Namespace/" + ns + " Warning InvalidSpec"} {
+		for _, want := range []string{"Deployment/worker Normal Created", "NetworkPolicy/worker Normal Created", "Deployment/worker Warning InvalidSpec",
+			"Deployment/worker Normal Deleted", "Namespace/" + ns + " Warning InvalidSpec"} {
 			if !slices.Contains(got, want) {
-				return fmt.Errorf("Kubernetes Events by tinyctl: %v, want %q among them (all: %s)", got, want, kubeEvents(list.Items))
+				return fmt.Errorf("Kubernetes Events by tinyctl: %v, want %q among them (all: %s)", got, want, all)
 			}
 		}
 		// The removal is about the Deployment until the controller has
@@ -174,12 +168,4 @@ func find(evs []event.Event, reason string) event.Event {
 		}
 	}
 	return event.Event{}
-}
-
-func kubeEvents(items []eventsv1.Event) string {
-	var s []string
-	for _, e := range items {
-		s = append(s, fmt.Sprintf("%s/%s %s %s by %s", e.Regarding.Kind, e.Regarding.Name, e.Type, e.Reason, e.ReportingController))
-	}
-	return strings.Join(s, "; ")
 }

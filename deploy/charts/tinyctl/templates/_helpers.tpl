@@ -71,7 +71,7 @@ and updates), delete (a component removed or a child no longer rendered). */}}
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["list", "watch"]
-# Kubernetes Events about each component's Deployment (docs/events.md):
+# Kubernetes Events about each component's children, Deployment or namespace (docs/events.md):
 # written, and patched when one repeats; never read.
 - apiGroups: ["events.k8s.io"]
   resources: ["events"]
