@@ -59,6 +59,23 @@ spec:
 `, workerName, workerNS, localnode.ExampleWorkerImage, work, replicas)
 }
 
+// deadLettering turns on spec.jobs.deadLetter in a thumbnailer spec and
+// makes its pods publish each result to default.thumbnailed, a subject
+// their credentials may publish to but no stream takes: every job fails
+// until its deliveries are used up.
+func deadLettering(spec string) string {
+	for _, edit := range [][2]string{
+		{"    consumer: {maxDeliver: 3}\n", "    consumer: {maxDeliver: 3}\n    deadLetter: true\n    publish: [\"default.thumbnailed\"]\n"},
+		{"  resources:\n", "    - name: THUMBNAIL_RESULTS\n      value: default.thumbnailed\n  resources:\n"},
+	} {
+		if !strings.Contains(spec, edit[0]) {
+			panic("deadLettering: the thumbnailer spec no longer has " + strings.TrimSpace(edit[0]))
+		}
+		spec = strings.Replace(spec, edit[0], edit[1], 1)
+	}
+	return spec
+}
+
 // TestDefaultInstallRunsJobsOnARealNode is a new user's first hour, on a
 // real node: install with the defaults, publish the example worker with
 // the publisher's credentials, produce jobs with a producer's, watch the
@@ -240,13 +257,52 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 		t.Errorf("describe after the jobs were done: queue %+v (%s), clusters %+v, children %v", q, desc.QueueError, desc.Clusters, desc.Children)
 	}
 
+	// What the controller announced, read with the install's publisher
+	// credentials from the events stream, and as Kubernetes Events written
+	// under the chart's RBAC: the Deployment created at revision 1, and
+	// Ready once the pods ran it.
+	testenv.Eventually(t, time.Minute, func() error {
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(u.ok(time.Minute, "events", workerName, "-n", workerNS, "-o", "json").stdout), "\n") {
+			var e struct {
+				Revision             uint64
+				Type, Reason, Object string
+			}
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				return fmt.Errorf("events -o json printed %q: %v", line, err)
+			}
+			got = append(got, fmt.Sprintf("%s %s %s %d", e.Type, e.Reason, e.Object, e.Revision))
+		}
+		for _, want := range []string{"Normal Created Deployment/" + workerName + " 1", "Normal Available  1", "Normal Configured Deployment/" + workerName + " 2"} {
+			if !slices.Contains(got, want) {
+				return fmt.Errorf("tinyctl events: %q, want %q among them", got, want)
+			}
+		}
+		return nil
+	})
+	if len(desc.Events) == 0 {
+		t.Errorf("describe shows no events: %s", desc.EventsError)
+	}
+	testenv.Eventually(t, time.Minute, func() error {
+		got, all, err := testenv.KubeEvents(ctx, cs, workerNS, "tinyctl.io/controller")
+		if err != nil {
+			return err
+		}
+		for _, want := range []string{"Deployment/" + workerName + " Normal Created", "Deployment/" + workerName + " Normal Available"} {
+			if !slices.Contains(got, want) {
+				return fmt.Errorf("Kubernetes Events by tinyctl in %s: %q, want %q among them (all: %s)", workerNS, got, want, all)
+			}
+		}
+		return nil
+	})
+
 	// 9. The install's fence: the new leader's next write stamps its newer
 	// token, and a write carrying the deposed leader's (one sent before its
 	// lease ran out, arriving late) is refused by the API server.
 	before, err := cs.AppsV1().Deployments(workerNS).Get(ctx, workerName, metav1.GetOptions{})
 	testenv.Must(t, err)
 	deposed := before.Annotations[apply.AnnotationFence]
-	u.file("thumbnailer.yaml", thumbnailer("7ms", 2))
+	u.file("thumbnailer.yaml", deadLettering(thumbnailer("7ms", 2)))
 	u.ok(time.Minute, "apply", "-f", spec)
 	statusReady(t, u, 3)
 	after, err := cs.AppsV1().Deployments(workerNS).Get(ctx, workerName, metav1.GetOptions{})
@@ -260,6 +316,12 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), apply.AnnotationFence+" is older") {
 		t.Errorf("a write with the deposed leader's token: %v, want refused by the install's fence", err)
 	}
+
+	// 9b. Dead letters (revision 3): a job the pods fail on each of its 3
+	// deliveries (their results subject has no stream, so publishing the
+	// result fails) is moved out of the queue, listed, and replayed
+	// through the pods again.
+	deadLetterRoundTrip(t, u, producer, obs)
 
 	// 10. A delete removes everything the component made.
 	u.ok(time.Minute, "delete", workerName, "-n", workerNS, "--yes")
