@@ -65,6 +65,9 @@ func (w *Worker) settle(ctx context.Context, job *Job, err error) string {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	outcome, send := outcomeAck, func() error { return job.msg.DoubleAck(sctx) }
+	if w.o.fastAcks {
+		send = job.msg.Ack
+	}
 	switch {
 	case err != nil && isPermanent(err):
 		outcome, send = outcomeTerm, func() error { return job.msg.TermWithReason(err.Error()) }

@@ -28,6 +28,8 @@ type options struct {
 	maxInFlight int
 	grace       time.Duration
 	keepAlive   bool
+	prefetch    int
+	fastAcks    bool
 	retryDelay  func(attempt int) time.Duration
 	registry    *prometheus.Registry
 	propagator  propagation.TextMapPropagator
@@ -72,6 +74,24 @@ func Grace(d time.Duration) Option { return func(o *options) { o.grace = d } }
 // a long job is not redelivered to another worker. Without it a handler
 // that runs past the ack wait is redelivered: call Job.InProgress instead.
 func KeepAlive() Option { return func(o *options) { o.keepAlive = true } }
+
+// Prefetch makes the worker keep one standing pull (nats.go's
+// Messages, with idle heartbeats) that holds up to n jobs in this process
+// ahead of its handlers (refilled once half of them are taken), instead of asking for exactly as many jobs as it
+// has free handler slots. For many small jobs a second: a job waits for a
+// slot here, not for a pull round trip. The price: buffered jobs' ack
+// waits run while they wait, a replica KEDA just started cannot take
+// them, and a draining worker hands them back (so keep n small against
+// the ack wait, and leave it off for long jobs). n < 1 turns it off.
+func Prefetch(n int) Option { return func(o *options) { o.prefetch = max(n, 0) } }
+
+// UnconfirmedAcks makes the worker ack a finished job without waiting for
+// the server to confirm it (JetStream's Ack rather than DoubleAck), so a
+// handler slot is free a round trip sooner. An ack lost on the way (a
+// broken connection) means the job is delivered again after its ack wait:
+// handlers must be idempotent, as they must be anyway. Job.Ack, called by
+// a handler, still waits for the confirmation.
+func UnconfirmedAcks() Option { return func(o *options) { o.fastAcks = true } }
 
 // RetryDelay sets how long JetStream waits before redelivering a job whose
 // handler failed, given its delivery attempt (1 for the first). By default

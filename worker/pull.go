@@ -19,7 +19,12 @@ const (
 // function that frees its slot. It asks only for as many jobs as there
 // are free slots, so no job waits in this process while handlers are
 // busy. A job that arrives after ctx ended is handed back (handBack).
+// With Prefetch it keeps a standing pull instead (consume).
 func (w *Worker) pull(ctx context.Context, start func(msg jetstream.Msg, release func())) {
+	if w.o.prefetch > 0 {
+		w.consume(ctx, start)
+		return
+	}
 	slots := make(chan struct{}, w.o.maxInFlight)
 	var cons jetstream.Consumer
 	failures := 0

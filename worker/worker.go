@@ -105,8 +105,9 @@ func newJetStream(nc *nats.Conn, prefix string) (jetstream.JetStream, error) {
 	return jetstream.NewWithAPIPrefix(nc, prefix)
 }
 
-// Close flushes what the worker still has to send (naks, terms; acks are
-// confirmed one by one) and closes the connection.
+// Close flushes what the worker still has to send (naks, terms, and acks
+// with UnconfirmedAcks; others are confirmed one by one) and closes the
+// connection.
 func (w *Worker) Close() {
 	_ = w.nc.FlushTimeout(settleTimeout)
 	w.nc.Close()

@@ -19,8 +19,24 @@ import (
 	"github.com/tinyctl/tinyctl/worker"
 )
 
+// pullModes are the ways a worker takes jobs: as many as it has free
+// slots (the default), and a standing pull with unconfirmed acks.
+var pullModes = map[string][]worker.Option{
+	"fetch":    nil,
+	"prefetch": {worker.Prefetch(4), worker.UnconfirmedAcks()},
+}
+
 func TestJobsAreAckedRetriedOrGivenUp(t *testing.T) {
 	t.Parallel()
+	for mode, opts := range pullModes {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			jobsAreAckedRetriedOrGivenUp(t, opts)
+		})
+	}
+}
+
+func jobsAreAckedRetriedOrGivenUp(t *testing.T, opts []worker.Option) {
 	q := newQueue(t, 30*time.Second)
 	rec := &record{}
 	traces := make(chan trace.TraceID, 10)
@@ -40,7 +56,7 @@ func TestJobsAreAckedRetriedOrGivenUp(t *testing.T) {
 			return job.Nak(0)
 		}
 		return nil
-	}, worker.MaxInFlight(2))
+	}, append(opts, worker.MaxInFlight(2))...)
 	q.publish(t, "traced", nats.Header{"traceparent": {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}})
 	for _, id := range []string{"fails-once", "panics-once", "poison", "naks-once"} {
 		q.publish(t, id, nil)
