@@ -10,21 +10,32 @@ import (
 	"github.com/tinyctl/tinyctl/apply"
 )
 
-// countingSink counts the writes that reach it.
-type countingSink struct{ writes int }
+// countingSink counts the writes that reach it, and those made with the
+// context the fence gave (one carrying fenceKey).
+type countingSink struct{ writes, fencedCtx int }
 
-func (s *countingSink) Create(_ context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
+// fenceKey marks the contexts the test's fence hands out.
+type fenceKey struct{}
+
+func (s *countingSink) count(ctx context.Context) {
 	s.writes++
+	if ctx.Value(fenceKey{}) != nil {
+		s.fencedCtx++
+	}
+}
+
+func (s *countingSink) Create(ctx context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
+	s.count(ctx)
 	return e, nil
 }
 
-func (s *countingSink) Update(_ context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
-	s.writes++
+func (s *countingSink) Update(ctx context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
+	s.count(ctx)
 	return e, nil
 }
 
-func (s *countingSink) Patch(_ context.Context, e *eventsv1.Event, _ []byte) (*eventsv1.Event, error) {
-	s.writes++
+func (s *countingSink) Patch(ctx context.Context, e *eventsv1.Event, _ []byte) (*eventsv1.Event, error) {
+	s.count(ctx)
 	return e, nil
 }
 
@@ -36,7 +47,7 @@ func TestFencedEventsWritesOnlyWithinTheLease(t *testing.T) {
 			return ctx, func() {}, errors.New("not the leader")
 		}
 		deadlines++
-		ctx, cancel := context.WithCancel(ctx)
+		ctx, cancel := context.WithCancel(context.WithValue(ctx, fenceKey{}, true))
 		return ctx, cancel, nil
 	}
 	sink := &countingSink{}
@@ -60,7 +71,8 @@ func TestFencedEventsWritesOnlyWithinTheLease(t *testing.T) {
 			t.Errorf("%s past the lease = %v, %v; want nil, nil (dropped)", name, got, err)
 		}
 	}
-	if sink.writes != 2 || deadlines != 2 {
-		t.Errorf("sink saw %d writes within %d deadlines, want 2 and 2 (none past the lease)", sink.writes, deadlines)
+	if sink.writes != 2 || deadlines != 2 || sink.fencedCtx != 2 {
+		t.Errorf("sink saw %d writes within %d deadlines, %d of them with the fence's context; want 2, 2 and 2 (none past the lease, each bounded by it)",
+			sink.writes, deadlines, sink.fencedCtx)
 	}
 }

@@ -44,6 +44,9 @@ type metrics struct {
 	// events counts the events the loop recorded (docs/events.md), by
 	// type and whether the publish left this process.
 	events *prometheus.CounterVec
+	// kubeEventsDropped counts Kubernetes Events dropped because their
+	// queue was full (serve/events.go).
+	kubeEventsDropped prometheus.Counter
 }
 
 // loopView is what the gauges read from the running loop.
@@ -99,10 +102,14 @@ func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 		Name: "tinyctl_events_total",
 		Help: "Events the controller recorded about components, by type (Normal, Warning) and result (published, or failed: the connection was closed or its outage buffer full).",
 	}, []string{"type", "result"})
+	m.kubeEventsDropped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tinyctl_kubernetes_events_dropped_total",
+		Help: "Kubernetes Events not written because 1,000 were already waiting for the events client (5 a second); the NATS events are complete.",
+	})
 	m.addProcessSeries(loop, latest)
 	m.addHealthSeries(loop)
 	m.reg.MustRegister(m.duration, m.applies, m.retries, m.rechecks, m.recheckTook, m.recheckFound, m.leader, m.connected, m.queueDepth, m.watchLag,
-		m.stalled, m.acquired, m.staleClusters, m.nameConflict, m.deadLetters, m.events,
+		m.stalled, m.acquired, m.staleClusters, m.nameConflict, m.deadLetters, m.events, m.kubeEventsDropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.initLabels()
 	return m

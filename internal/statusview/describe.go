@@ -144,7 +144,7 @@ func WriteDescription(w io.Writer, style cli.Style, d Description, rows []client
 		fmt.Fprintln(w, "  "+c)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Events (the last %d on the broker this command reached; tinyctl events %s for all):\n", DescribeEvents, name)
+	fmt.Fprintf(w, "Events (the last %d on the broker this command reached; tinyctl events %s --since 0 for all):\n", DescribeEvents, name)
 	switch {
 	case d.EventsError != "":
 		fmt.Fprintln(w, "  "+d.EventsError)

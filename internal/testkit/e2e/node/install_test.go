@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/tinyctl/tinyctl/api/event"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/internal/localnode"
 	"github.com/tinyctl/tinyctl/internal/statusview"
@@ -280,15 +281,16 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 		}
 		return nil
 	})
-	if len(desc.Events) == 0 {
-		t.Errorf("describe shows no events: %s", desc.EventsError)
+	if !slices.ContainsFunc(desc.Events, func(e event.Event) bool { return e.Reason == "Available" }) ||
+		slices.ContainsFunc(desc.Events, func(e event.Event) bool { return e.Component != workerNS+"."+workerName }) {
+		t.Errorf("describe's events: %+v (%s), want this component's only, Available among them", desc.Events, desc.EventsError)
 	}
 	testenv.Eventually(t, time.Minute, func() error {
 		got, all, err := testenv.KubeEvents(ctx, cs, workerNS, "tinyctl.io/controller")
 		if err != nil {
 			return err
 		}
-		for _, want := range []string{"Deployment/" + workerName + " Normal Created", "Deployment/" + workerName + " Normal Available"} {
+		for _, want := range []string{"Deployment/" + workerName + " Normal Created", "Deployment/" + workerName + " Normal Configured", "Deployment/" + workerName + " Normal Available"} {
 			if !slices.Contains(got, want) {
 				return fmt.Errorf("Kubernetes Events by tinyctl in %s: %q, want %q among them (all: %s)", workerNS, got, want, all)
 			}
