@@ -40,9 +40,10 @@
 // when a handler runs the last one. Job.Publish stores a result on another
 // subject (spec.jobs.publish) with the job's trace context.
 //
-// For many small jobs a second, Prefetch keeps a standing pull that
-// buffers jobs in this process, and UnconfirmedAcks frees a slot without
-// waiting for the ack's confirmation; docs/worker.md measures both.
+// For many small jobs a second, Prefetch fetches jobs ahead of the
+// handlers into a buffer in this process, and UnconfirmedAcks frees a
+// slot without waiting for the ack's confirmation; docs/worker.md
+// measures both.
 //
 // # Draining, and why no job is lost
 //

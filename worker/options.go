@@ -75,12 +75,11 @@ func Grace(d time.Duration) Option { return func(o *options) { o.grace = d } }
 // that runs past the ack wait is redelivered: call Job.InProgress instead.
 func KeepAlive() Option { return func(o *options) { o.keepAlive = true } }
 
-// Prefetch makes the worker keep one standing pull (nats.go's
-// Messages, with idle heartbeats) that holds up to n jobs in this process
-// ahead of its handlers (refilled once half of them are taken), instead of asking for exactly as many jobs as it
-// has free handler slots. For many small jobs a second: a job waits for a
-// slot here, not for a pull round trip. The price: buffered jobs' ack
-// waits run while they wait, a replica KEDA just started cannot take
+// Prefetch makes the worker fetch up to n jobs ahead of its handlers,
+// into a buffer in this process, instead of asking for exactly as many
+// jobs as it has free handler slots: a pull round trip then overlaps the
+// handlers' work. For many small jobs a second. The price: buffered jobs'
+// ack waits run while they wait, a replica KEDA just started cannot take
 // them, and a draining worker hands them back (so keep n small against
 // the ack wait, and leave it off for long jobs). n < 1 turns it off.
 func Prefetch(n int) Option { return func(o *options) { o.prefetch = max(n, 0) } }

@@ -14,8 +14,8 @@ import (
 )
 
 // TestPrefetchBuffersJobsAndHandsThemBackOnDrain: with Prefetch(3) and one
-// handler slot, the consumer shows the running job and the buffered ones
-// delivered; a drain finishes the running job and hands the buffered
+// handler slot, the consumer shows the running job and the three
+// buffered ones delivered; a drain finishes the running job and hands the buffered
 // ones back, so another worker takes all five left well before their 30 s
 // ack wait.
 func TestPrefetchBuffersJobsAndHandsThemBackOnDrain(t *testing.T) {
@@ -31,14 +31,9 @@ func TestPrefetchBuffersJobsAndHandsThemBackOnDrain(t *testing.T) {
 	for i := range 6 {
 		q.publish(t, fmt.Sprint(i), nil)
 	}
-	// nats.go refills the buffer once half of it is taken: 2 or 3 jobs
-	// wait in this process beside the running one.
-	var buffered int
 	testenv.Eventually(t, 5*time.Second, func() error {
-		_, ci := q.state(t)
-		buffered = ci.NumAckPending - 1
-		if started.Load() != 1 || buffered < 2 || buffered > 3 || ci.NumPending != uint64(5-buffered) {
-			return fmt.Errorf("%d handlers started, %d jobs delivered and unacked, %d waiting; want 1 running, 2 or 3 more buffered (Prefetch(3)), the rest waiting",
+		if _, ci := q.state(t); started.Load() != 1 || ci.NumAckPending != 4 || ci.NumPending != 2 {
+			return fmt.Errorf("%d handlers started, %d jobs delivered and unacked, %d waiting; want 1, 4 (one running, three buffered) and 2",
 				started.Load(), ci.NumAckPending, ci.NumPending)
 		}
 		return nil
@@ -51,8 +46,8 @@ func TestPrefetchBuffersJobsAndHandsThemBackOnDrain(t *testing.T) {
 	if got := sv.count(t, "ack"); got != 1 {
 		t.Errorf("acked %v jobs, want the one that was running", got)
 	}
-	if got := sv.count(t, "returned"); got != float64(buffered) {
-		t.Errorf("handed back %v jobs, want the %d buffered", got, buffered)
+	if got := sv.count(t, "returned"); got != 3 {
+		t.Errorf("handed back %v jobs, want the 3 buffered", got)
 	}
 	var handled atomic.Int32
 	q.serve(t, func(context.Context, *worker.Job) error { handled.Add(1); return nil })
@@ -64,19 +59,31 @@ func TestPrefetchBuffersJobsAndHandsThemBackOnDrain(t *testing.T) {
 	})
 }
 
-// TestPrefetchFollowsARecreatedConsumer: the standing pull ends when its
-// consumer is deleted, and the worker binds the new one and goes on.
+// TestPrefetchFollowsARecreatedConsumer: the fetches end when their
+// consumer is deleted, and the worker binds the new one and takes its
+// settings: its maxDeliver of 1 makes the next job's first attempt the
+// last.
 func TestPrefetchFollowsARecreatedConsumer(t *testing.T) {
 	t.Parallel()
 	q := newQueue(t, 30*time.Second)
-	rec := &record{}
-	q.serve(t, func(_ context.Context, job *worker.Job) error { rec.add(job); return nil }, worker.Prefetch(2))
+	last := make(chan bool, 2)
+	q.serve(t, func(_ context.Context, job *worker.Job) error { last <- job.LastAttempt(); return nil }, worker.Prefetch(2))
 	q.publish(t, "before", nil)
-	testenv.Eventually(t, 5*time.Second, func() error { return rec.equal(map[string][]int{"before": {1}}) })
+	if <-last {
+		t.Fatalf("the first job's first attempt is its last under a consumer with maxDeliver 5")
+	}
 	ctx := testenv.Ctx(t, 10*time.Second)
 	testenv.Must(t, q.st.DeleteConsumer(ctx, testConsumer))
-	_, err := q.st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: testConsumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second})
+	_, err := q.st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: testConsumer, AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: 30 * time.Second, MaxDeliver: 1})
 	testenv.Must(t, err)
 	q.publish(t, "after", nil)
-	testenv.Eventually(t, 15*time.Second, func() error { return rec.equal(map[string][]int{"before": {1}, "after": {1}}) })
+	select {
+	case isLast := <-last:
+		if !isLast {
+			t.Errorf("a job of the recreated consumer (maxDeliver 1) is not on its last attempt: the worker kept the old consumer's settings")
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("no job handled within 15s of the consumer being recreated")
+	}
 }

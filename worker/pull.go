@@ -19,13 +19,20 @@ const (
 // function that frees its slot. It asks only for as many jobs as there
 // are free slots, so no job waits in this process while handlers are
 // busy. A job that arrives after ctx ended is handed back (handBack).
-// With Prefetch it keeps a standing pull instead (consume).
+// With Prefetch a buffer stands between the fetches and the handlers
+// (prefetch).
 func (w *Worker) pull(ctx context.Context, start func(msg jetstream.Msg, release func())) {
 	if w.o.prefetch > 0 {
-		w.consume(ctx, start)
+		w.prefetch(ctx, start)
 		return
 	}
-	slots := make(chan struct{}, w.o.maxInFlight)
+	w.fetchInto(ctx, w.o.maxInFlight, start)
+}
+
+// fetchInto fetches jobs for capacity slots until ctx ends, binding the
+// consumer again when it was deleted.
+func (w *Worker) fetchInto(ctx context.Context, capacity int, start func(msg jetstream.Msg, release func())) {
+	slots := make(chan struct{}, capacity)
 	var cons jetstream.Consumer
 	failures := 0
 	for {
