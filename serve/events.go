@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"time"
-	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 	corev1 "k8s.io/api/core/v1"
@@ -94,23 +93,9 @@ func (q *kubeQueue) run(ctx context.Context) {
 			if q.limit.Wait(ctx) != nil {
 				return
 			}
-			q.rec.Eventf(e.regarding, nil, e.typ, e.reason, "Reconcile", "%s", shorten(e.note, noteLimit))
+			q.rec.Eventf(e.regarding, nil, e.typ, e.reason, "Reconcile", "%s", event.Shorten(e.note, noteLimit))
 		}
 	}
-}
-
-// shorten cuts s to at most n bytes, on a character boundary, ending in
-// "…" when it was cut.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const ellipsis = "…"
-	cut := n - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
 }
 
 // kubeEvents starts a Kubernetes Event recorder on its own client, whose

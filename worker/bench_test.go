@@ -69,27 +69,22 @@ func report(b *testing.B, n int64) {
 // benchQueue is a fresh stream and consumer holding b.N jobs.
 func benchQueue(b *testing.B, s *natstest.Server) *queue {
 	b.Helper()
-	nc := s.Connect(b)
-	js, err := jetstream.New(nc)
-	testenv.Must(b, err)
 	ctx := testenv.Ctx(b, time.Minute)
-	_ = js.DeleteStream(ctx, testStream)
-	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: testStream, Subjects: []string{"t.>"}, Retention: jetstream.WorkQueuePolicy})
+	js, err := jetstream.New(s.Connect(b))
 	testenv.Must(b, err)
-	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: testConsumer, AckPolicy: jetstream.AckExplicitPolicy,
-		AckWait: 30 * time.Second, MaxDeliver: 5, MaxAckPending: 1000})
-	testenv.Must(b, err)
+	_ = js.DeleteStream(ctx, testStream) // the previous run's, if any
+	q := newQueueOf(b, s, jetstream.ConsumerConfig{AckWait: 30 * time.Second, MaxDeliver: 5, MaxAckPending: 1000})
 	for i := range b.N {
-		if _, err := js.PublishAsync("t.job", []byte(strconv.Itoa(i))); err != nil {
+		if _, err := q.js.PublishAsync("t.job", []byte(strconv.Itoa(i))); err != nil {
 			b.Fatal(err)
 		}
 	}
 	select {
-	case <-js.PublishAsyncComplete():
+	case <-q.js.PublishAsyncComplete():
 	case <-ctx.Done():
 		b.Fatal("publishing the jobs did not complete")
 	}
-	return &queue{nc: nc, js: js, cons: cons, st: st}
+	return q
 }
 
 // runWorker serves the queue with a worker until the stream is empty and

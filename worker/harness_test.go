@@ -46,7 +46,7 @@ func newQueueOn(t *testing.T, s *natstest.Server, ackWait time.Duration) *queue 
 
 // newQueueOf makes the stream and a consumer of config cc (its name and
 // ack policy set here) on s.
-func newQueueOf(t *testing.T, s *natstest.Server, cc jetstream.ConsumerConfig) *queue {
+func newQueueOf(t testing.TB, s *natstest.Server, cc jetstream.ConsumerConfig) *queue {
 	t.Helper()
 	nc := s.Connect(t)
 	js, err := jetstream.New(nc)

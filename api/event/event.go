@@ -8,6 +8,7 @@ package event
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Event is one thing a cluster's controller did to a component, or found
@@ -73,4 +74,19 @@ func orAll(s string) string {
 func (e Event) Key() (ns, name string) {
 	ns, name, _ = strings.Cut(e.Component, ".")
 	return ns, name
+}
+
+// Shorten cuts message to at most n bytes (n > 3), on a character
+// boundary, ending in "…" when it was cut: the events stream and
+// Kubernetes Events each limit how long a message may be.
+func Shorten(message string, n int) string {
+	if len(message) <= n {
+		return message
+	}
+	const ellipsis = "…"
+	cut := n - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(message[cut]) {
+		cut--
+	}
+	return message[:cut] + ellipsis
 }

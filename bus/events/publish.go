@@ -3,7 +3,6 @@ package events
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/tinyctl/tinyctl/api/event"
 	"github.com/tinyctl/tinyctl/bus"
@@ -24,9 +23,7 @@ func NewPublisher(c *bus.Conn) *Publisher { return &Publisher{c: c} }
 // not wait: it fails only when the connection is closed or its buffer for
 // an outage is full.
 func (p *Publisher) Publish(e event.Event) error {
-	if len(e.Message) > maxMessage {
-		e.Message = strings.ToValidUTF8(e.Message[:maxMessage], "") + "…"
-	}
+	e.Message = event.Shorten(e.Message, maxMessage)
 	b, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("events: %w", err)
