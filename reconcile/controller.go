@@ -44,10 +44,10 @@ type Controller struct {
 	settled *settledSet
 	// own are the loop's writes whose informer events are to come.
 	own *ownWrites
-	// needsFull and healthOnly say why a queued key was queued: a key
-	// queued only by its workload's informer, whose latest revision has
-	// settled, has only its health judged again (syncHealth).
-	needsFull, healthOnly *keySet
+	// needsFull are the queued keys something asked a full reconcile
+	// of; a key queued otherwise (its workload's informer), whose latest
+	// revision has settled, has only its health judged again (syncFor).
+	needsFull *keySet
 	// orphansLogged are orphans already logged once.
 	orphansLogged *keySet
 	// accepted are the components whose unplace was held when the
@@ -65,7 +65,7 @@ func New(cfg Config, deps Deps) *Controller {
 	cfg = cfg.WithDefaults()
 	c := &Controller{cfg: cfg, deps: deps, obs: deps.Observer, events: deps.Events, fence: deps.Fence, clock: deps.Clock,
 		specs: newSpecCache(), status: newStatusCache(), namespaces: newKeySet(), pending: newKeySet(), settled: newSettledSet(), own: newOwnWrites(),
-		needsFull: newKeySet(), healthOnly: newKeySet(),
+		needsFull:     newKeySet(),
 		orphansLogged: newKeySet(), recreated: make(chan struct{}, 1)}
 	if c.obs == nil {
 		c.obs = nopObserver{}
@@ -212,7 +212,6 @@ func (c *Controller) enqueueAfter(key string, d time.Duration) {
 // changed: when nothing else asks for more, only its Ready condition is
 // judged again (syncHealth).
 func (c *Controller) enqueueHealth(key string) {
-	c.healthOnly.add(key)
 	c.queue.Add(key)
 }
 

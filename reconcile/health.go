@@ -39,15 +39,30 @@ func (c *Controller) health(p plan) *workload.Health {
 	return &h
 }
 
-// syncFor reconciles key at revision rev: in full, unless only its
-// workload's informer queued it since the last reconcile and rev has
-// settled, when only its health is judged again.
+// syncFor reconciles key at revision rev: in full when something asked
+// for it since the last reconcile (enqueue) or rev has not settled (a new
+// revision, a failed attempt), else only its health is judged again. A
+// key is queued without a reason by its workload's informer, by a
+// scheduled credentials rotation (syncHealth finds it due), and after a
+// reconcile that took the reason of a wake whose queue.Add came while it
+// ran: each wake marks the key before it queues it, so a reconcile that
+// starts in between does the work, and the queued run finds nothing
+// asked. Taking such a run for a full reconcile cost a stream lookup and
+// a render for nothing (TestTheLoopIsNotWokenByItsOwnWrites counted 4
+// for 3 on loaded machines).
 func (c *Controller) syncFor(ctx context.Context, key string, rev uint64) error {
-	full, healthOnly := c.needsFull.take(key), c.healthOnly.take(key)
-	if _, settled := c.settled.at(key, rev); !healthOnly || full || !settled {
+	if c.wantsFull(key, rev) {
 		return c.sync(ctx, key)
 	}
 	return c.syncHealth(ctx, key, rev)
+}
+
+// wantsFull takes key's reason to be queued and says whether revision
+// rev needs a full reconcile (see syncFor).
+func (c *Controller) wantsFull(key string, rev uint64) bool {
+	asked := c.needsFull.take(key)
+	_, settled := c.settled.at(key, rev)
+	return asked || !settled
 }
 
 // syncHealth records what the workload now says of key, whose revision
