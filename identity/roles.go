@@ -8,6 +8,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api/deadletter"
 	"github.com/tinyctl/tinyctl/api/event"
+	"github.com/tinyctl/tinyctl/api/queue"
 )
 
 // Bucket names the roles need (the defaults of the bus packages).
@@ -103,10 +104,11 @@ func ProducerInbox(ns, name string) string { return "_INBOX_producer_" + ns + "_
 // through ordered consumers, and read the info of every stream and
 // consumer (in one account, or each namespace's as the control account
 // imports them under NamespaceAPIPrefix): the queue figures of
-// `tinyctl describe`. It may not create or delete buckets or streams,
+// `tinyctl describe`, also as a fleet hub asks each member's controller
+// for them (api/queue). It may not create or delete buckets or streams,
 // fetch jobs or publish job subjects.
 func Publisher(b Buckets) Permissions {
-	pub := []string{"$KV." + b.Specs + ".>", "$JS.API.INFO", deadletter.Service + ".>"}
+	pub := []string{"$KV." + b.Specs + ".>", "$JS.API.INFO", deadletter.Service + ".>", queue.Service + ".>"}
 	for _, s := range queueInfo {
 		pub = append(pub, s, NamespaceAPIPrefix("*")+strings.TrimPrefix(s, "$JS.API"))
 	}
@@ -156,7 +158,7 @@ func Controller(b Buckets, hubDomain string) Permissions {
 	p := Permissions{
 		Publish: []string{"$JS.API.>", "$KV." + b.Status + ".>", "$KV." + b.Heartbeats + ".>", "$KV." + b.Leases + ".>", "tinyctl.ns.*.API.>",
 			deadletter.Subjects + ".>", NamespaceDeadLetterSubjects("*") + ".>", event.Subjects + ".>"},
-		Subscribe: []string{"_INBOX.>", deadletter.AdvisoryPrefix + ".>", NamespaceAdvisories("*") + ".>", deadletter.Service + ".>"},
+		Subscribe: []string{"_INBOX.>", deadletter.AdvisoryPrefix + ".>", NamespaceAdvisories("*") + ".>", deadletter.Service + ".>", queue.Service + ".>"},
 		Respond:   true,
 		DenyPublish: []string{"$JS.API.STREAM.DELETE." + specs, "$JS.API.STREAM.PURGE." + specs,
 			"$JS.API.STREAM.UPDATE." + specs, "$JS.API.STREAM.MSG.DELETE." + specs},

@@ -105,6 +105,11 @@ func (p *Process) lead(ctx context.Context, l *lease.Lease) error {
 		return err
 	}
 	defer stopDeadLetters()
+	stopQueueFigures, err := p.serveQueueFigures(loopCtx)
+	if err != nil {
+		return err
+	}
+	defer stopQueueFigures()
 	p.loop.Store(ctrl)
 	p.leader.Store(true)
 	boolGauge(p.metrics.leader, true)

@@ -32,8 +32,9 @@ The queue is read from the broker this command is connected to: the jobs in
 the component's stream (every job not yet acknowledged) and when the oldest
 was published, how many no worker has been handed yet (pending), how many are
 being worked on (ack pending) and how many of those were handed out more than
-once (redelivered). A fleet hub holds no member's queues: point --nats-url at
-the member's broker. The admin publisher and a namespace publisher's
+once (redelivered). A fleet hub holds no queue of its own: there, describe
+asks the controller of each cluster that reported on the component for its
+queue on that cluster, and shows each (or why it has none). The admin publisher and a namespace publisher's
 credentials (tinyctl identity publisher) may read them; credentials minted
 before this command existed may not, and the queue section says so.
 -o json and -o yaml print a Description (see docs/cli.md); -o jsonpath=TEMPLATE
@@ -85,6 +86,13 @@ func (f *describeFlags) run(ctx context.Context, o *options, name string) error 
 	q, qerr := r.Read(ctx, o.namespace, name)
 	evs, everr := readEvents(ctx, s, events.Selector{Namespace: o.namespace, Name: name})
 	d := statusview.Describe(e, rows, q, queueProblem(qerr)).WithEvents(evs, everr)
+	if clusters := reportingClusters(rows); perCluster(qerr, clusters) {
+		// A fleet hub: each cluster that reported is asked for its own.
+		for _, cluster := range clusters {
+			cq, err := r.OnCluster(ctx, cluster, o.namespace, name)
+			d = d.WithClusterQueue(cluster, cq, err)
+		}
+	}
 	if form != cli.FormatText {
 		return cli.WriteData(o.out, form, d)
 	}
@@ -110,7 +118,7 @@ func readEvents(ctx context.Context, s *session, sel events.Selector) ([]events.
 // read.
 func queueProblem(err error) error {
 	if errors.Is(err, queues.ErrNotFound) {
-		return fmt.Errorf("%w: no controller has created it here yet, or the component runs on other clusters (a fleet hub holds no member's queues: ask the member's broker)", err)
+		return fmt.Errorf("%w: no controller has created it here yet, or the component runs on other clusters (a fleet hub holds no member's queues: each cluster that reported is asked below)", err)
 	}
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tinyctl/tinyctl/bus/status"
 	"github.com/tinyctl/tinyctl/client"
 	"github.com/tinyctl/tinyctl/client/progress"
+	"github.com/tinyctl/tinyctl/client/queues"
 	"github.com/tinyctl/tinyctl/internal/cli"
 	"github.com/tinyctl/tinyctl/internal/statusview"
 )
@@ -25,6 +26,7 @@ const clearScreen = "\x1b[H\x1b[2J"
 type statusFlags struct {
 	output       string
 	all, watch   bool
+	queues       bool
 	selector     string
 	statusBucket string
 	waitFor      string
@@ -46,6 +48,12 @@ A warning on stderr names the clusters whose controller finds no running KEDA
 operator while components there ask to be scaled (spec.scaling): they will not
 scale until KEDA is installed (tinyctl install --with-keda).
 --watch prints the view again whenever it changes, until interrupted.
+--queues shows each row's queue instead of REASON, REVISION and AGE: the jobs
+its stream holds, how many no worker has been handed yet (PENDING), how many
+are being worked on (ACK-PENDING), how many of those were handed out more
+than once (REDELIVERED) and the oldest job's age. They are read on the broker
+this command reaches; at a fleet hub, which holds no queue, each row's
+cluster's controller is asked for its own.
 -o json and -o yaml print a StatusList (see docs/cli.md).
 
 --wait-for=Ready (or Applied) waits, as kubectl wait does, until every
@@ -58,6 +66,7 @@ to zero). Applied: the children are applied, whatever the pods do.`,
 		Example: `  tinyctl status -A
   tinyctl status resizer -n media
   tinyctl status -n media --watch
+  tinyctl status -A --queues
   tinyctl status -A -l team=media --wait-for=Ready
   tinyctl status resizer -n media --wait-for=Ready --timeout 2m`,
 		Args:              usageArgs(cobra.MaximumNArgs(1)),
@@ -70,6 +79,7 @@ to zero). Applied: the children are applied, whatever the pods do.`,
 	cmd.Flags().BoolVarP(&f.all, "all-namespaces", "A", false, "show the components of every namespace")
 	addSelectorFlag(cmd, &f.selector)
 	cmd.Flags().BoolVarP(&f.watch, "watch", "w", false, "print the view again whenever it changes, until interrupted")
+	cmd.Flags().BoolVar(&f.queues, "queues", false, "show each row's queue (JOBS PENDING ACK-PENDING REDELIVERED OLDEST) instead of REASON REVISION AGE: read on the broker reached, or at a fleet hub asked of each row's cluster")
 	cmd.Flags().StringVar(&f.waitFor, "wait-for", "", "wait until the condition (Ready or Applied) is True on every cluster that places the components")
 	addWaitTimeoutFlag(cmd.Flags(), &f.timeout)
 	addStatusBucketFlag(cmd.Flags(), &f.statusBucket)
@@ -96,6 +106,9 @@ func (f *statusFlags) run(ctx context.Context, o *options, args []string) error 
 	}
 	if sel.Labels, err = parseSelector(f.selector); err != nil {
 		return err
+	}
+	if f.queues && (f.watch || f.waitFor != "") {
+		return usageError{errors.New("--queues cannot be used with --watch or --wait-for")}
 	}
 	if f.waitFor != "" {
 		return f.waitForCondition(ctx, o, sel)
@@ -126,6 +139,9 @@ func (f *statusFlags) run(ctx context.Context, o *options, args []string) error 
 			return err
 		}
 		defer warn()
+		if f.queues {
+			return o.printStatusQueues(ctx, src, form, sel, rows, now)
+		}
 		return o.printStatus(form, sel, rows, false, now)
 	}
 	return o.watchStatus(ctx, src, view, form, sel, warn, func() time.Time { return now })
@@ -204,6 +220,34 @@ func (o *options) printStatus(form cli.Format, sel client.Selector, rows []clien
 		return statusview.WriteWideTable(o.out, o.style(), rows, now)
 	}
 	return statusview.WriteTable(o.out, o.style(), rows, now)
+}
+
+// printStatusQueues prints rows with each one's queue (status --queues)
+// in form, and warns of each reason a queue could not be read.
+func (o *options) printStatusQueues(ctx context.Context, src *session, form cli.Format, sel client.Selector, rows []client.Row, now time.Time) error {
+	if sel.Name != "" && len(rows) == 0 {
+		return o.notFound(sel.Name)
+	}
+	r, err := queues.New(src.conn.NATS(), src.Namespace())
+	if err != nil {
+		return err
+	}
+	readings := readRowQueues(ctx, r, rows)
+	switch form.Kind() {
+	case cli.FormatJSON, cli.FormatJSONPath:
+		return cli.WriteData(o.out, form, statusview.NewStatusList(rows).WithQueues(readings))
+	case cli.FormatYAML:
+		return cli.WriteYAML(o.out, statusview.NewStatusList(rows).WithQueues(readings))
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(o.errOut, "No components found in %s.\n", o.where(sel))
+		return nil
+	}
+	problems, err := statusview.WriteQueueTable(o.out, o.style(), rows, readings, now)
+	for _, p := range problems {
+		o.warn(p)
+	}
+	return err
 }
 
 // statusFormats are status's -o values.

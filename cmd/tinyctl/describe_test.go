@@ -78,6 +78,20 @@ func TestDescribeShowsSpecStatusQueueAndChildren(t *testing.T) {
 		d.Queue.Oldest == nil || len(d.Clusters) != 1 || d.Component == nil || d.Component.Spec.Image != "acme/resizer:1.0.0" {
 		t.Errorf("describe -o json: %+v (queue %+v)", d, d.Queue)
 	}
+
+	// status --queues shows the same figures in the row of east.
+	r = u.must("status", "-n", "media", "--queues")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAMESPACE NAME CLUSTER READY JOBS PENDING ACK-PENDING REDELIVERED OLDEST HEARTBEAT" ||
+		!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "media resizer east True 3 2 1 1 ") {
+		t.Errorf("status --queues:\n%s", r)
+	}
+	var list statusview.StatusList
+	testenv.Must(t, json.Unmarshal([]byte(u.must("status", "-n", "media", "--queues", "-o", "json").stdout), &list))
+	if len(list.Items) != 1 || list.Items[0].Queue == nil || list.Items[0].Queue.Jobs != 3 || list.Items[0].Queue.AckPending != 1 {
+		t.Errorf("status --queues -o json: %+v", list.Items)
+	}
+	expect(t, u.run("status", "-n", "media", "--queues", "--watch"), 2, nil, []string{"--queues cannot be used with --watch or --wait-for"})
 }
 
 // TestDescribeSaysWhyThereIsNoQueue: a component no controller has

@@ -53,6 +53,14 @@ func (f *fleetFlags) apply(plan *provision.Plan, cluster string) error {
 			return usageError{fmt.Errorf("--hub-url %q: want a leafnode URL such as nats-leaf://hub.example.com:7422", u)}
 		}
 	}
+	if plan.BrokerAuth != provision.AuthJWT {
+		// One account holds the job streams and joins the hub: the
+		// leafnode carries job subjects both ways, so every member whose
+		// stream takes a subject would store (and run) each job.
+		return usageError{fmt.Errorf("--hub-url with --broker-auth %s: a fleet member needs --broker-auth jwt (the default), "+
+			"which keeps its job streams in accounts that do not join the hub; in one account every member would store and run "+
+			"every job published anywhere in the fleet (docs/fleet.md#jobs-stay-where-they-are-published)", plan.BrokerAuth)}
+	}
 	if cluster == f.hubDomain {
 		return usageError{fmt.Errorf("--cluster-name %q is the hub's JetStream domain: give this cluster a name of its own", cluster)}
 	}

@@ -12,7 +12,7 @@ import (
 func TestFleetFlagsSetTheBrokerAndControllerValues(t *testing.T) {
 	f := fleetFlags{labels: map[string]string{"region": "eu"}, hubURLs: []string{"nats-leaf://hub.example.com:7422"},
 		hubDomain: "hub", hubCredSecret: "hub-creds"}
-	plan := provision.Plan{BrokerValues: map[string]any{"jetstream": map[string]any{"maxFileStore": "20G"}}}
+	plan := provision.Plan{BrokerAuth: provision.AuthJWT, BrokerValues: map[string]any{"jetstream": map[string]any{"maxFileStore": "20G"}}}
 	if err := f.apply(&plan, "eu-1"); err != nil {
 		t.Fatal(err)
 	}

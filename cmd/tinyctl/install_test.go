@@ -101,6 +101,7 @@ func TestInstallUsageErrors(t *testing.T) {
 		{"hub credentials without a hub", []string{"install", "--hub-credentials-secret", "hub-creds"}, "--hub-credentials-secret needs --hub-url"},
 		{"hub address without a scheme", []string{"install", "--hub-url", "hub:7422"}, `--hub-url "hub:7422": want a leafnode URL`},
 		{"cluster named like the hub", []string{"install", "--hub-url", "nats-leaf://hub:7422", "--cluster-name", "hub"}, "is the hub's JetStream domain"},
+		{"fleet member in one account", []string{"install", "--hub-url", "nats-leaf://hub:7422", "--broker-auth", "token"}, "a fleet member needs --broker-auth jwt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

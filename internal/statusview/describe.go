@@ -45,6 +45,10 @@ type Description struct {
 	// why it is absent.
 	Queue      *QueueInfo `json:"queue,omitempty"`
 	QueueError string     `json:"queueError,omitempty"`
+	// ClusterQueues are the queues of the clusters that reported on the
+	// component, each as its controller answered, when the broker the CLI
+	// reached holds none (a fleet hub, whose members hold the queues).
+	ClusterQueues []ClusterQueue `json:"clusterQueues,omitempty"`
 	// Events are the component's latest events on that broker, oldest
 	// first (at most DescribeEvents); EventsError says why they are
 	// absent.
@@ -84,6 +88,26 @@ type QueueInfo struct {
 	Dead *uint64 `json:"dead,omitempty"`
 }
 
+// ClusterQueue is a component's queue on one cluster, or why it is absent.
+type ClusterQueue struct {
+	Cluster    string     `json:"cluster"`
+	Queue      *QueueInfo `json:"queue,omitempty"`
+	QueueError string     `json:"queueError,omitempty"`
+}
+
+// WithClusterQueue adds what asking cluster's controller for the queue
+// returned.
+func (d Description) WithClusterQueue(cluster string, q queues.Queue, err error) Description {
+	cq := ClusterQueue{Cluster: cluster}
+	if err != nil {
+		cq.QueueError = err.Error()
+	} else {
+		cq.Queue = queueInfo(q)
+	}
+	d.ClusterQueues = append(d.ClusterQueues, cq)
+	return d
+}
+
 // Describe puts together what describe shows of revision e: rows are its
 // status rows, q and qerr what reading its queue returned.
 func Describe(e client.Revision, rows []client.Row, q queues.Queue, qerr error) Description {
@@ -102,16 +126,22 @@ func Describe(e client.Revision, rows []client.Row, q queues.Queue, qerr error) 
 		d.QueueError = qerr.Error()
 		return d
 	}
-	d.Queue = &QueueInfo{Jobs: q.Jobs, Bytes: q.Bytes, Pending: q.Pending, AckPending: q.AckPending, Redelivered: q.Redelivered,
+	d.Queue = queueInfo(q)
+	return d
+}
+
+// queueInfo is q as a Description shows it.
+func queueInfo(q queues.Queue) *QueueInfo {
+	info := &QueueInfo{Jobs: q.Jobs, Bytes: q.Bytes, Pending: q.Pending, AckPending: q.AckPending, Redelivered: q.Redelivered,
 		Waiting: q.Waiting, MaxDeliver: q.MaxDeliver, NoConsumer: q.NoConsumer}
 	if q.DeadLetters {
-		d.Queue.Dead = &q.Dead
+		info.Dead = &q.Dead
 	}
 	if !q.Oldest.IsZero() {
 		t := q.Oldest.UTC()
-		d.Queue.Oldest = &t
+		info.Oldest = &t
 	}
-	return d
+	return info
 }
 
 // WriteDescription prints d for a person: the spec's essentials, the
@@ -185,12 +215,21 @@ func scaling(s api.Spec) string {
 	return "1 pod"
 }
 
-// writeQueue prints the queue section.
+// writeQueue prints the queue section: the queue on the broker the
+// command reached, then each cluster's as its controller answered.
 func writeQueue(w io.Writer, d Description, now time.Time) {
 	fmt.Fprintln(w, "Queue (on the broker this command reached):")
-	q := d.Queue
+	writeQueueFields(w, d, d.Queue, d.QueueError, now)
+	for _, cq := range d.ClusterQueues {
+		fmt.Fprintf(w, "Queue on cluster %s (as its controller answered):\n", cq.Cluster)
+		writeQueueFields(w, d, cq.Queue, cq.QueueError, now)
+	}
+}
+
+// writeQueueFields prints queue q of d, or problem when q is nil.
+func writeQueueFields(w io.Writer, d Description, q *QueueInfo, problem string, now time.Time) {
 	if q == nil {
-		fmt.Fprintln(w, "  "+d.QueueError)
+		fmt.Fprintln(w, "  "+problem)
 		return
 	}
 	f := &fields{w: w, indent: "  "}

@@ -51,6 +51,10 @@ type StatusItem struct {
 	Heartbeat *HeartbeatInfo `json:"heartbeat,omitempty"`
 	// Status is the record as the cluster stored it (docs/status.md).
 	Status *api.Status `json:"status,omitempty"`
+	// Queue is the component's queue on the cluster (status --queues);
+	// QueueError says why it is absent.
+	Queue      *QueueInfo `json:"queue,omitempty"`
+	QueueError string     `json:"queueError,omitempty"`
 }
 
 // HeartbeatInfo is the last heartbeat of a status's cluster.

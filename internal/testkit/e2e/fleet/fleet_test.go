@@ -53,9 +53,12 @@ func startCluster(t *testing.T, hub *bus.Embedded, kube *testenv.Kube, name, lab
 	c := &cluster{name: name, labels: labels, kube: kube, kubeconfig: kube.Kubeconfig}
 	c.link = testenv.StartProxy(t, strings.TrimPrefix(hub.LeafnodeURL(), "nats-leaf://"))
 	var err error
+	// One account here: the job subjects (all under the namespace) stay
+	// local, as a jwt install's jobs accounts keep them, or the leafnode
+	// would bring every member each job published at any of them.
 	c.nats, err = bus.StartEmbedded(testenv.Ctx(t, 20*time.Second), bus.EmbeddedConfig{ServerName: name,
 		JetStreamDomain: name, Port: -1, StoreDir: t.TempDir(),
-		LeafRemotes: []bus.LeafRemote{{URLs: []string{"nats-leaf://" + c.link.Addr()}, LocalOnly: fleet.LocalOnly(fleet.Buckets{})}}})
+		LeafRemotes: []bus.LeafRemote{{URLs: []string{"nats-leaf://" + c.link.Addr()}, LocalOnly: append(fleet.LocalOnly(fleet.Buckets{}), ns+".>")}}})
 	testenv.Must(t, err)
 	t.Cleanup(func() { _ = c.nats.Shutdown(context.Background()) })
 	createNamespace(t, kube.Clientset(t), ns)
@@ -190,6 +193,7 @@ func TestPublishOnceAtTheHubEveryPlacedClusterConvergesAndReportsHome(t *testing
 	for _, row := range []string{"resizer@eu-1", "resizer@us-1", "gdpr-export@eu-1"} {
 		waitHubStatus(t, hub, row, upToDate)
 	}
+	checkQueuesAtTheHub(t, hub, eu, us)
 
 	// eu-1's controller is paused while an update reaches its mirror, then
 	// the link is cut: the controller applies it cut off, and the status it
