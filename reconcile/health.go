@@ -65,6 +65,17 @@ func (c *Controller) wantsFull(key string, rev uint64) bool {
 	return asked || !settled
 }
 
+// keepRotation sets key's credentials-rotation timer again from prev's
+// children. The timer is one delayed entry of the queue, which keeps only
+// the earliest per key: a retry queued before it takes its place, and
+// when that run is a health check, nothing else would set it again and
+// the credentials would expire.
+func (c *Controller) keepRotation(key string, prev api.Status) {
+	for _, k := range prev.Children {
+		c.scheduleRotation(key, k.Expires)
+	}
+}
+
 // syncHealth records what the workload now says of key, whose revision
 // rev was applied: the status is its last one with the conditions judged
 // again. Nothing is read from NATS or written to Kubernetes; a status
@@ -78,6 +89,7 @@ func (c *Controller) syncHealth(ctx context.Context, key string, rev uint64) err
 		prev.Error != "" || !prev.IsTrue(api.ConditionApplied) || c.rotationDue(prev) {
 		return c.sync(ctx, key)
 	}
+	c.keepRotation(key, prev)
 	h := c.workloads.Health(ns, name, dep.Hash)
 	st := prev
 	st.Conditions = conditions(nil, &h)

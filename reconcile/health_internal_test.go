@@ -1,6 +1,15 @@
 package reconcile
 
-import "testing"
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/tinyctl/tinyctl/api"
+)
 
 // TestAQueuedRunWhoseReasonWasTakenIsNotAFullReconcile: a wake marks the
 // key and then queues it; a reconcile that starts in between takes the
@@ -43,4 +52,35 @@ func TestAQueuedRunWhoseReasonWasTakenIsNotAFullReconcile(t *testing.T) {
 	if !c.wantsFull(key, 2) {
 		t.Error("a revision that has not settled was not reconciled in full")
 	}
+}
+
+// TestAHealthCheckKeepsTheRotationTimer: a retry queued before the
+// credentials' rotation replaces the rotation's delayed entry (the queue
+// keeps the earliest per key). When that run is only a health check, it
+// asks for the rotation again, at the same time.
+func TestAHealthCheckKeepsTheRotationTimer(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	c := New(Config{CredentialsTTL: time.Hour}, Deps{Clock: testingclock.NewFakeClock(now)})
+	c.queue.ShutDown()
+	q := &delays{TypedRateLimitingInterface: c.queue}
+	c.queue = q
+	const key = "ns.a"
+	prev := api.Status{Component: key, Children: []api.Child{
+		{Kind: "Deployment", Name: "a"},
+		{Kind: "Secret", Name: "a-nats", Expires: now.Add(time.Hour)},
+	}}
+	c.keepRotation(key, prev)
+	if want := []string{key + " in 30m0s"}; !slices.Equal(q.after, want) {
+		t.Errorf("a health check queued %q, want %q (the rotation, half the TTL before the expiry)", q.after, want)
+	}
+}
+
+// delays records AddAfter calls.
+type delays struct {
+	workqueue.TypedRateLimitingInterface[string]
+	after []string
+}
+
+func (d *delays) AddAfter(key string, wait time.Duration) {
+	d.after = append(d.after, key+" in "+wait.String())
 }

@@ -18,6 +18,11 @@ import (
 // does not answer at all, and describe asks every cluster in turn.
 const askTimeout = 5 * time.Second
 
+// ErrNoAnswer matches (errors.Is) the error OnCluster returns when no
+// controller of the cluster answered, or none in time: asking again for
+// another component of that cluster would only wait again.
+var ErrNoAnswer = errors.New("no answer")
+
 // OnCluster asks the controller of cluster for component namespace/name's
 // queue on that cluster's broker (api/queue): what a fleet hub, which
 // holds no queue of its own, shows per member. It returns ErrNotFound when
@@ -45,9 +50,9 @@ func (r *Reader) OnCluster(ctx context.Context, cluster, namespace, name string)
 	})
 	switch {
 	case errors.Is(err, nats.ErrNoResponders):
-		return Queue{}, fmt.Errorf("queue of %s on %s: no controller of cluster %s answered (its link to this broker is down, or it runs an older tinyctl)", key, cluster, cluster)
+		return Queue{}, fmt.Errorf("queue of %s on %s: %w: no controller of cluster %s answered (its link to this broker is down, or it runs an older tinyctl)", key, cluster, ErrNoAnswer, cluster)
 	case errors.Is(err, context.DeadlineExceeded):
-		return Queue{}, fmt.Errorf("queue of %s on %s: cluster %s did not answer within %s", key, cluster, cluster, askTimeout)
+		return Queue{}, fmt.Errorf("queue of %s on %s: %w: cluster %s did not answer within %s", key, cluster, ErrNoAnswer, cluster, askTimeout)
 	case errors.Is(err, bus.ErrPermissionDenied):
 		return Queue{}, fmt.Errorf("queue of %s on %s: %w (an admin publisher minted before they could: run tinyctl install again)", key, cluster, ErrNoAccess)
 	case err != nil:
@@ -58,6 +63,10 @@ func (r *Reader) OnCluster(ctx context.Context, cluster, namespace, name string)
 		return Queue{}, fmt.Errorf("queue of %s on %s: unreadable answer: %w", key, cluster, err)
 	}
 	switch {
+	case reply.Cluster != cluster:
+		// A member's leafnode user may subscribe to another cluster's
+		// subject (docs/fleet.md#permissions-on-the-link).
+		return Queue{}, fmt.Errorf("queue of %s on %s: answered as cluster %q: not shown", key, cluster, reply.Cluster)
 	case reply.Error != "":
 		return Queue{}, fmt.Errorf("queue of %s on %s: %s", key, cluster, reply.Error)
 	case reply.NotFound:

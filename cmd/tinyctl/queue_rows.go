@@ -33,7 +33,8 @@ func reportingClusters(rows []client.Row) []string {
 
 // readRowQueues reads the queue of each row on its cluster: on the broker
 // reached, or asked of the row's cluster's controller (perCluster). A
-// component's local queue is read once.
+// component's local queue is read once, and a cluster that did not answer
+// is not asked again (each ask may wait its timeout).
 func readRowQueues(ctx context.Context, r *queues.Reader, rows []client.Row) []statusview.QueueReading {
 	byKey := map[string][]string{}
 	for _, row := range rows {
@@ -42,6 +43,7 @@ func readRowQueues(ctx context.Context, r *queues.Reader, rows []client.Row) []s
 		}
 	}
 	local := map[string]statusview.QueueReading{}
+	silent := map[string]error{}
 	out := make([]statusview.QueueReading, len(rows))
 	for i, row := range rows {
 		if row.Cluster() == "" {
@@ -57,7 +59,14 @@ func readRowQueues(ctx context.Context, r *queues.Reader, rows []client.Row) []s
 			out[i] = l
 			continue
 		}
+		if err, ok := silent[row.Cluster()]; ok {
+			out[i].Err = err
+			continue
+		}
 		out[i].Queue, out[i].Err = r.OnCluster(ctx, row.Cluster(), row.Namespace(), row.Name())
+		if errors.Is(out[i].Err, queues.ErrNoAnswer) {
+			silent[row.Cluster()] = out[i].Err // one warning for the cluster
+		}
 	}
 	return out
 }
