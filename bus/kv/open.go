@@ -146,7 +146,12 @@ func Open(ctx context.Context, c *bus.Conn, cfg Config, mode Mode) (*Bucket, err
 	b := &Bucket{c: c, name: cfg.Bucket}
 	err := c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
 		for attempt := 1; ; attempt++ {
-			err := b.open(ctx, cfg, mode)
+			actx, cancel := context.WithTimeout(ctx, openAttemptTimeout)
+			err := b.open(actx, cfg, mode)
+			cancel()
+			if lost := errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil; lost {
+				continue // an answer lost in a leader change: ask again
+			}
 			if mode == Existing || !errors.Is(err, jetstream.ErrStreamNotFound) || attempt == notYetVisibleTries {
 				return err
 			}
@@ -177,6 +182,13 @@ const (
 	notYetVisibleTries = 20
 	notYetVisibleWait  = 250 * time.Millisecond
 )
+
+// openAttemptTimeout bounds one attempt of Open's requests. A JetStream
+// API request that reaches a cluster while its meta leader changes may
+// get no answer at all: without a bound of its own it waited for the
+// caller's whole deadline (a minute in a test on a fresh 3-node cluster,
+// whose leader was elected 50 ms after the request).
+var openAttemptTimeout = 10 * time.Second
 
 // open binds to the bucket and reads its settings and stream.
 func (b *Bucket) open(ctx context.Context, cfg Config, mode Mode) error {
