@@ -47,7 +47,7 @@ func readRowQueues(ctx context.Context, r *queues.Reader, rows []client.Row) []s
 	out := make([]statusview.QueueReading, len(rows))
 	for i, row := range rows {
 		if row.Cluster() == "" {
-			out[i].Err = errors.New("no cluster has reported on " + row.Key)
+			out[i].None = true // no cluster has reported: the row says so
 			continue
 		}
 		l, ok := local[row.Key]

@@ -11,10 +11,12 @@ import (
 )
 
 // QueueReading is what reading one status row's queue returned: the queue
-// on that row's cluster, or why it is absent.
+// on that row's cluster, or why it is absent. None marks a row with no
+// cluster, whose queue is not asked for.
 type QueueReading struct {
 	Queue queues.Queue
 	Err   error
+	None  bool
 }
 
 // WithQueues adds each item's queue (readings[i] is items[i]'s).
@@ -22,6 +24,9 @@ func (l StatusList) WithQueues(readings []QueueReading) StatusList {
 	for i := range l.Items {
 		if i >= len(readings) {
 			break
+		}
+		if readings[i].None {
+			continue
 		}
 		if err := readings[i].Err; err != nil {
 			l.Items[i].QueueError = err.Error()
@@ -43,6 +48,7 @@ func WriteQueueTable(w io.Writer, style cli.Style, rows []client.Row, readings [
 	for i, r := range rows {
 		cells := []cell{plain("-"), plain("-"), plain("-"), plain("-"), plain("-")}
 		switch rd := readings[i]; {
+		case rd.None:
 		case rd.Err != nil:
 			if msg := rd.Err.Error(); !seen[msg] {
 				seen[msg] = true
