@@ -27,7 +27,7 @@ const queueFiguresTimeout = 4 * time.Second
 // `tinyctl describe` would there. The returned func stops it.
 func (p *Process) serveQueueFigures(ctx context.Context) (func(), error) {
 	cluster := p.cfg.Loop.Cluster.Name
-	prefix := strings.TrimSuffix(queue.Subject(cluster, "", ""), ".") // Service.<cluster>.
+	prefix := queue.Prefix(cluster)
 	sub, err := p.conn.NATS().QueueSubscribe(prefix+"*.*", "tinyctl-controller", func(m *nats.Msg) {
 		ns, name, _ := strings.Cut(strings.TrimPrefix(m.Subject, prefix), ".")
 		ctx, cancel := context.WithTimeout(ctx, queueFiguresTimeout)

@@ -16,9 +16,10 @@ const Service = "tinyctl.queuefigures"
 // Subject is where the controller of cluster answers for component
 // ns/name (one subject token each: cluster names, namespaces and
 // component names hold no '.').
-func Subject(cluster, ns, name string) string {
-	return Service + "." + cluster + "." + ns + "." + name
-}
+func Subject(cluster, ns, name string) string { return Prefix(cluster) + ns + "." + name }
+
+// Prefix starts every request subject of cluster's controller.
+func Prefix(cluster string) string { return Service + "." + cluster + "." }
 
 // Figures is a component's work queue as one broker reports it: its
 // stream (the jobs not yet acknowledged) and its worker's durable

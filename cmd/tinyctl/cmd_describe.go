@@ -34,9 +34,10 @@ was published, how many no worker has been handed yet (pending), how many are
 being worked on (ack pending) and how many of those were handed out more than
 once (redelivered). A fleet hub holds no queue of its own: there, describe
 asks the controller of each cluster that reported on the component for its
-queue on that cluster, and shows each (or why it has none). The admin publisher and a namespace publisher's
-credentials (tinyctl identity publisher) may read them; credentials minted
-before this command existed may not, and the queue section says so.
+queue on that cluster, and shows each (or why it has none). The admin
+publisher and a namespace publisher's credentials (tinyctl identity
+publisher) may read them; credentials minted before this command existed
+may not, and the queue section says so.
 -o json and -o yaml print a Description (see docs/cli.md); -o jsonpath=TEMPLATE
 picks fields of it, as kubectl does.`,
 		Example: `  tinyctl describe resizer -n media
@@ -88,9 +89,8 @@ func (f *describeFlags) run(ctx context.Context, o *options, name string) error 
 	d := statusview.Describe(e, rows, q, queueProblem(qerr)).WithEvents(evs, everr)
 	if clusters := reportingClusters(rows); perCluster(qerr, clusters) {
 		// A fleet hub: each cluster that reported is asked for its own.
-		for _, cluster := range clusters {
-			cq, err := r.OnCluster(ctx, cluster, o.namespace, name)
-			d = d.WithClusterQueue(cluster, cq, err)
+		for i, rd := range askClusters(ctx, r, o.namespace, name, clusters, map[string]error{}) {
+			d = d.WithClusterQueue(clusters[i], rd)
 		}
 	}
 	if form != cli.FormatText {

@@ -31,41 +31,57 @@ func reportingClusters(rows []client.Row) []string {
 	return out
 }
 
-// readRowQueues reads the queue of each row on its cluster: on the broker
-// reached, or asked of the row's cluster's controller (perCluster). A
-// component's local queue is read once, and a cluster that did not answer
-// is not asked again (each ask may wait its timeout).
-func readRowQueues(ctx context.Context, r *queues.Reader, rows []client.Row) []statusview.QueueReading {
-	byKey := map[string][]string{}
-	for _, row := range rows {
-		if c := row.Cluster(); c != "" && !slices.Contains(byKey[row.Key], c) {
-			byKey[row.Key] = append(byKey[row.Key], c)
+// askClusters asks each of clusters' controllers for component
+// namespace/name's queue there, in order. A cluster in silent (it did not
+// answer before) is not asked again, and one that does not answer now is
+// added: each ask may wait its timeout.
+func askClusters(ctx context.Context, r *queues.Reader, namespace, name string, clusters []string, silent map[string]error) []statusview.QueueReading {
+	out := make([]statusview.QueueReading, len(clusters))
+	for i, c := range clusters {
+		if err, ok := silent[c]; ok {
+			out[i].Err = err // one warning for the cluster
+			continue
+		}
+		out[i].Queue, out[i].Err = r.OnCluster(ctx, c, namespace, name)
+		if errors.Is(out[i].Err, queues.ErrNoAnswer) {
+			silent[c] = out[i].Err
 		}
 	}
-	local := map[string]statusview.QueueReading{}
+	return out
+}
+
+// readRowQueues reads the queue of each row on its cluster: on the broker
+// reached, or asked of the row's cluster's controller (perCluster). rows
+// are sorted by key, so each component's rows are read together, its
+// local queue once.
+func readRowQueues(ctx context.Context, r *queues.Reader, rows []client.Row) []statusview.QueueReading {
+	out := make([]statusview.QueueReading, 0, len(rows))
 	silent := map[string]error{}
-	out := make([]statusview.QueueReading, len(rows))
-	for i, row := range rows {
-		if row.Cluster() == "" {
-			out[i].None = true // no cluster has reported: the row says so
-			continue
+	for len(rows) > 0 {
+		n := 1
+		for n < len(rows) && rows[n].Key == rows[0].Key {
+			n++
 		}
-		l, ok := local[row.Key]
-		if !ok {
-			l.Queue, l.Err = r.Read(ctx, row.Namespace(), row.Name())
-			local[row.Key] = l
+		same, first := rows[:n], rows[0]
+		rows = rows[n:]
+		clusters := reportingClusters(same)
+		var local statusview.QueueReading
+		var asked []statusview.QueueReading
+		if len(clusters) > 0 {
+			local.Queue, local.Err = r.Read(ctx, first.Namespace(), first.Name())
+			if perCluster(local.Err, clusters) {
+				asked = askClusters(ctx, r, first.Namespace(), first.Name(), clusters, silent)
+			}
 		}
-		if !perCluster(l.Err, byKey[row.Key]) {
-			out[i] = l
-			continue
-		}
-		if err, ok := silent[row.Cluster()]; ok {
-			out[i].Err = err
-			continue
-		}
-		out[i].Queue, out[i].Err = r.OnCluster(ctx, row.Cluster(), row.Namespace(), row.Name())
-		if errors.Is(out[i].Err, queues.ErrNoAnswer) {
-			silent[row.Cluster()] = out[i].Err // one warning for the cluster
+		for _, row := range same {
+			switch i := slices.Index(clusters, row.Cluster()); {
+			case i < 0: // no cluster has reported: the row says so
+				out = append(out, statusview.QueueReading{None: true})
+			case asked != nil:
+				out = append(out, asked[i])
+			default:
+				out = append(out, local)
+			}
 		}
 	}
 	return out

@@ -97,13 +97,9 @@ type ClusterQueue struct {
 
 // WithClusterQueue adds what asking cluster's controller for the queue
 // returned.
-func (d Description) WithClusterQueue(cluster string, q queues.Queue, err error) Description {
+func (d Description) WithClusterQueue(cluster string, rd QueueReading) Description {
 	cq := ClusterQueue{Cluster: cluster}
-	if err != nil {
-		cq.QueueError = err.Error()
-	} else {
-		cq.Queue = queueInfo(q)
-	}
+	cq.Queue, cq.QueueError = rd.shown()
 	d.ClusterQueues = append(d.ClusterQueues, cq)
 	return d
 }

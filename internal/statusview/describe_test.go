@@ -15,8 +15,8 @@ import (
 func TestDescribeShowsEachClustersQueue(t *testing.T) {
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	d := Description{Key: "media.resizer", QueueError: "stream tinyctl_media_resizer: not found on this broker"}
-	d = d.WithClusterQueue("eu-1", queues.Queue{Jobs: 3, Bytes: 30, Pending: 2, AckPending: 1, Oldest: now.Add(-90 * time.Second), MaxDeliver: 5}, nil)
-	d = d.WithClusterQueue("us-1", queues.Queue{}, errors.New("queue of media.resizer on us-1: no controller of cluster us-1 answered"))
+	d = d.WithClusterQueue("eu-1", QueueReading{Queue: queues.Queue{Jobs: 3, Bytes: 30, Pending: 2, AckPending: 1, Oldest: now.Add(-90 * time.Second), MaxDeliver: 5}})
+	d = d.WithClusterQueue("us-1", QueueReading{Err: errors.New("queue of media.resizer on us-1: no controller of cluster us-1 answered")})
 	var out strings.Builder
 	writeQueue(&out, d, now)
 	got := out.String()

@@ -19,20 +19,21 @@ type QueueReading struct {
 	None  bool
 }
 
+// shown is the reading as the JSON shows it: the queue, or why it is
+// absent.
+func (r QueueReading) shown() (*QueueInfo, string) {
+	if r.Err != nil {
+		return nil, r.Err.Error()
+	}
+	return queueInfo(r.Queue), ""
+}
+
 // WithQueues adds each item's queue (readings[i] is items[i]'s).
 func (l StatusList) WithQueues(readings []QueueReading) StatusList {
-	for i := range l.Items {
-		if i >= len(readings) {
-			break
+	for i, rd := range readings {
+		if !rd.None {
+			l.Items[i].Queue, l.Items[i].QueueError = rd.shown()
 		}
-		if readings[i].None {
-			continue
-		}
-		if err := readings[i].Err; err != nil {
-			l.Items[i].QueueError = err.Error()
-			continue
-		}
-		l.Items[i].Queue = queueInfo(readings[i].Queue)
 	}
 	return l
 }
