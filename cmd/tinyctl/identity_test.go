@@ -334,19 +334,23 @@ func TestEachWorkerHoldsOnlyItsOwnIdentity(t *testing.T) {
 	t.Logf("a deleted component's credentials stopped connecting %s after the delete (lifetime %s)", took.Round(100*time.Millisecond), ttl)
 }
 
+// creds is the path of the credentials file u's commands use.
+func (u *user) creds() string {
+	var path string
+	for _, e := range u.env {
+		if v, ok := strings.CutPrefix(e, "TINYCTL_NATS_CREDS="); ok {
+			path = v
+		}
+	}
+	return path
+}
+
 // checkPublisherMayOnlyPublishSpecs: the publisher's identity can put a
 // spec with a raw KV put, but fetch no job and touch no stream.
 func checkPublisherMayOnlyPublishSpecs(t *testing.T, in *installed, target, stream, consumer string) {
 	t.Helper()
-	s := in.publisher.env
-	var creds string
-	for _, e := range s {
-		if v, ok := strings.CutPrefix(e, "TINYCTL_NATS_CREDS="); ok {
-			creds = v
-		}
-	}
 	p := &worker{}
-	nc, err := nats.Connect(in.url, nats.UserCredentials(creds), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+	nc, err := nats.Connect(in.url, nats.UserCredentials(in.publisher.creds()), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.refusals = append(p.refusals, err.Error())

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/event"
+	"github.com/tinyctl/tinyctl/api/queue"
 	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 	"github.com/tinyctl/tinyctl/provision/keyring"
@@ -169,7 +170,7 @@ func attackTargets(ns, stream, consumer string) []string {
 		"$JS.API.ACCOUNT.PURGE.x", "$JS.API.STREAM.CREATE.evil",
 		"$KV.tinyctl-components."+ns+".billing", "$KV.tinyctl-status."+ns+".billing."+render.DefaultClusterName,
 		"$KV.tinyctl-leases.controller."+render.DefaultClusterName, "$KV.tinyctl-heartbeats."+render.DefaultClusterName,
-		ns+".bill.forged", "$JS.ACK."+stream+"."+consumer+".1.1.1.0.0",
+		ns+".bill.forged", "$JS.ACK."+stream+"."+consumer+".1.1.1.0.0", queue.Subject(render.DefaultClusterName, ns, "billing"),
 		"$SYS.REQ.CLAIMS.UPDATE", "$SYS.REQ.SERVER.PING", "$SYS.REQ.ACCOUNT.PING.CONNZ",
 	)
 	return out
@@ -449,6 +450,24 @@ func TestANamespacePublisherStaysInItsNamespace(t *testing.T) {
 		body    []byte
 	}{identity.SpecsAPIPrefix + ".CONSUMER.CREATE." + event.Stream + ".probe2." + event.Filter(a, ""),
 		[]byte(`{"stream_name":"` + event.Stream + `","config":{"name":"probe2","filter_subject":"` + event.Filter(a, "") + `","ack_policy":"none","inactive_threshold":1000000000}}`)})
+	// The controllers' queue-figure requests (what a fleet hub asks) are
+	// the control account's: the admin publisher's request for b's queue
+	// is answered with its figures (the positive control), a's
+	// publisher's reaches no one.
+	anc, err := nats.Connect(in.url, nats.UserCredentials(in.publisher.creds()))
+	testenv.Must(t, err)
+	defer anc.Close()
+	figures := queue.Subject(render.DefaultClusterName, b, "billing")
+	msg, err = anc.Request(figures, nil, 5*time.Second)
+	testenv.Must(t, err)
+	var answer queue.Reply
+	testenv.Must(t, json.Unmarshal(msg.Data, &answer))
+	if answer.Figures == nil || answer.Figures.Stream != streamB || answer.Cluster != render.DefaultClusterName {
+		t.Errorf("the admin publisher's queue-figure request for %s: %s, want %s's figures", b, msg.Data, streamB)
+	}
+	if msg, err := nc.Request(figures, nil, 2*time.Second); err == nil {
+		t.Errorf("%s's publisher asked for %s's queue figures and got %s", a, b, msg.Data)
+	}
 	// Its queue imports reach a's jobs account only: b's stream is not there.
 	msg, err = nc.Request(identity.QueuesAPIPrefix+".STREAM.INFO."+streamB, nil, 5*time.Second)
 	testenv.Must(t, err)
