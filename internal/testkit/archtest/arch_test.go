@@ -322,13 +322,6 @@ func TestThePublicClientShowsNoTransportType(t *testing.T) {
 			}
 			w := &typeWalk{seen: map[types.Type]bool{}}
 			w.walk(obj.Type())
-			if named, ok := obj.Type().(*types.Named); ok && isTypeName(obj) {
-				for m := range named.Methods() {
-					if m.Exported() {
-						w.walk(m.Type())
-					}
-				}
-			}
 			for _, bad := range w.transport {
 				t.Errorf("%s.%s shows the transport type %s", rel, name, bad)
 			}
@@ -351,13 +344,28 @@ func (w *typeWalk) walk(t types.Type) {
 	}
 	w.seen[t] = true
 	switch t := t.(type) {
+	case *types.Alias:
+		if w.transportName(t.Obj()) {
+			return
+		}
+		w.walk(types.Unalias(t))
 	case *types.Named:
-		if pkg := t.Obj().Pkg(); pkg != nil && strings.HasPrefix(pkg.Path(), module+"/bus") {
-			w.transport = append(w.transport, pkg.Path()+"."+t.Obj().Name())
+		if w.transportName(t.Obj()) {
 			return
 		}
 		if pkg := t.Obj().Pkg(); pkg != nil && strings.HasPrefix(pkg.Path(), module+"/") {
 			w.walk(t.Underlying())
+			for m := range t.Methods() {
+				if m.Exported() {
+					w.walk(m.Type())
+				}
+			}
+		}
+	case *types.Interface:
+		for m := range t.Methods() {
+			if m.Exported() {
+				w.walk(m.Type())
+			}
 		}
 	case *types.Pointer:
 		w.walk(t.Elem())
@@ -386,9 +394,14 @@ func (w *typeWalk) walk(t types.Type) {
 	}
 }
 
-func isTypeName(obj types.Object) bool {
-	_, ok := obj.(*types.TypeName)
-	return ok
+// transportName records obj when it is declared in bus/....
+func (w *typeWalk) transportName(obj types.Object) bool {
+	pkg := obj.Pkg()
+	if pkg == nil || !strings.HasPrefix(pkg.Path(), module+"/bus") {
+		return false
+	}
+	w.transport = append(w.transport, pkg.Path()+"."+obj.Name())
+	return true
 }
 
 // maxFuncLines is how long a function (its declaration to its closing
@@ -414,5 +427,42 @@ func TestNoFunctionIsTooLongToRead(t *testing.T) {
 	}
 	if funcs == 0 {
 		t.Error("no function found: the check measured nothing")
+	}
+}
+
+// TestTheTypeWalkSeesThroughAliasesAndInterfaces is the walk's negative
+// control: a bus type reached through an alias, an interface's method, a
+// named type's method or a struct field is found, and one behind an
+// unexported field is not.
+func TestTheTypeWalkSeesThroughAliasesAndInterfaces(t *testing.T) {
+	bus := types.NewPackage(module+"/bus/kv", "kv")
+	pub := types.NewPackage(module+"/client", "client")
+	entry := types.NewNamed(types.NewTypeName(0, bus, "Entry", nil), types.NewStruct(nil, nil), nil)
+	returns := func(res types.Type) *types.Signature {
+		return types.NewSignatureType(nil, nil, nil, nil, types.NewTuple(types.NewVar(0, pub, "", res)), false)
+	}
+	alias := types.NewAlias(types.NewTypeName(0, pub, "Entry", nil), entry)
+	iface := types.NewInterfaceType([]*types.Func{types.NewFunc(0, pub, "Next", returns(entry))}, nil)
+	withMethod := types.NewNamed(types.NewTypeName(0, pub, "Watcher", nil), types.NewStruct(nil, nil), nil)
+	withMethod.AddMethod(types.NewFunc(0, pub, "Last", returns(types.NewPointer(entry))))
+	field := func(name string) *types.Struct {
+		return types.NewStruct([]*types.Var{types.NewField(0, pub, name, types.NewSlice(entry), false)}, nil)
+	}
+	for _, c := range []struct {
+		name  string
+		typ   types.Type
+		found int
+	}{
+		{"alias", alias, 1},
+		{"interface method", iface, 1},
+		{"named type's method", withMethod, 1},
+		{"exported field", field("Entries"), 1},
+		{"unexported field", field("entries"), 0},
+	} {
+		w := &typeWalk{seen: map[types.Type]bool{}}
+		w.walk(c.typ)
+		if len(w.transport) != c.found {
+			t.Errorf("%s: the walk found %v, want %d transport type(s)", c.name, w.transport, c.found)
+		}
 	}
 }
