@@ -61,7 +61,7 @@ func putSummary(hist []Revision, i, history int) (image, summary string) {
 		return image, "oldest kept revision"
 	case i == 0:
 		return image, "created"
-	case hist[i-1].Operation != opPut:
+	case hist[i-1].Deleted:
 		return image, "re-created"
 	}
 	paths := changedPaths(hist[i-1].Value, hist[i].Value)

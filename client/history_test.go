@@ -35,6 +35,11 @@ func TestChangesSummariseEachRevision(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}
+	for i, r := range revisionsOf(hist) {
+		if want := hist[i].Op != kv.OpPut; r.Deleted != want {
+			t.Errorf("revision %d (%s): Deleted %t, want %t", r.Revision, r.Operation, r.Deleted, want)
+		}
+	}
 	if first := Changes(revisionsOf(hist[:2]), 2)[0].Summary; first != "oldest kept revision" {
 		t.Errorf("first of a full history: %q, want oldest kept revision", first)
 	}

@@ -24,8 +24,10 @@ type Revision struct {
 	Revision uint64
 	// Created is the server's time of the write.
 	Created time.Time
-	// Operation is "put" for a value, "delete" or "purge" for a marker (a
-	// purge also erased the component's history).
+	// Deleted reports a marker: the component was deleted at this revision.
+	Deleted bool
+	// Operation says which write it was: "put" for a value, "delete" or
+	// "purge" for a marker (a purge also erased the component's history).
 	Operation string
 	// Value is the value as stored (a put's only).
 	Value []byte
@@ -40,9 +42,9 @@ func revisionOf(e kv.Entry) Revision {
 	r := Revision{Key: e.Key, Revision: e.Revision, Created: e.Created, Operation: opPut}
 	switch e.Op {
 	case kv.OpDelete:
-		r.Operation = opDelete
+		r.Operation, r.Deleted = opDelete, true
 	case kv.OpPurge:
-		r.Operation = opPurge
+		r.Operation, r.Deleted = opPurge, true
 	default:
 		r.Value = e.Value
 		r.Component, r.Err = decode.Component(e.Value)

@@ -59,7 +59,7 @@ func NewList(kind string, items []Item) List {
 // gets Error instead of Component.
 func NewItem(e client.Revision) Item {
 	it := Item{Key: e.Key, Revision: e.Revision, Operation: e.Operation, Time: e.Created.UTC()}
-	if e.Operation != "put" {
+	if e.Deleted {
 		return it
 	}
 	err := e.Err

@@ -110,7 +110,7 @@ func TestNewItemDescribesRevisions(t *testing.T) {
 	}{
 		{"a put", stored(3, valid),
 			`{"key":"default.a","revision":3,"operation":"put","time":"2025-06-01T11:00:00Z","component":` + valid + `}`},
-		{"a delete marker", client.Revision{Key: "default.a", Revision: 4, Operation: "delete", Created: at},
+		{"a delete marker", client.Revision{Key: "default.a", Revision: 4, Deleted: true, Operation: "delete", Created: at},
 			`{"key":"default.a","revision":4,"operation":"delete","time":"2025-06-01T11:00:00Z"}`},
 		{"a value that does not decode", stored(5, `{"spec":1}`),
 			`{"key":"default.a","revision":5,"operation":"put","time":"2025-06-01T11:00:00Z","error":"decode component: spec: must be an object, not a number"}`},
