@@ -101,7 +101,8 @@ func (c *Client) Members(ctx context.Context) ([]Member, error) {
 }
 
 // Join makes this hub gather the status records and heartbeats of cluster
-// from its JetStream domain (default: the cluster's name); see fleet.Join.
+// from its JetStream domain (default: the cluster's name): the hub's status
+// and heartbeat streams take the member's as sources (docs/fleet.md).
 // The client must have been opened with Create, so that the hub's buckets
 // exist.
 func (c *Client) Join(ctx context.Context, cluster, domain string) error {
@@ -111,7 +112,8 @@ func (c *Client) Join(ctx context.Context, cluster, domain string) error {
 	return fleet.Join(ctx, c.conn, c.fleetBuckets(), cluster, domain)
 }
 
-// Leave stops this hub gathering cluster's records; see fleet.Leave.
+// Leave stops this hub gathering cluster's records: the member's sources
+// leave the hub's streams, and the records already gathered stay.
 func (c *Client) Leave(ctx context.Context, cluster string) error {
 	if c.statuses == nil {
 		return fmt.Errorf("leave %s: %w", cluster, fleet.ErrNotMember)
