@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+
+	"github.com/tinyctl/tinyctl/api/event"
+	"github.com/tinyctl/tinyctl/render"
 )
 
 // verify checks, after a run's clock has stopped, that the run really
@@ -33,18 +37,48 @@ func (e *env) verify(ctx context.Context, n int) error {
 			return fmt.Errorf("verify: %d %s, want %d", len(list.Items), gvr.Resource, n)
 		}
 	}
-	streams := 0
+	return e.verifyStreams(ctx, n)
+}
+
+// verifyStreams checks that the broker holds exactly the work-queue
+// streams of components 0..n-1 beside the buckets and serve's events
+// stream: it names what is missing and what no component of the run owns.
+func (e *env) verifyStreams(ctx context.Context, n int) error {
+	want := make(map[string]bool, n)
+	for i := range n {
+		c := component(i)
+		want[render.StreamName(c.Metadata.Namespace, c.Metadata.Name)] = true
+	}
+	seen := make(map[string]bool, n)
+	var extra []string
 	names := e.js.StreamNames(ctx)
 	for name := range names.Name() {
-		if !strings.HasPrefix(name, "KV_") {
-			streams++
+		switch {
+		case want[name]:
+			seen[name] = true
+		case !strings.HasPrefix(name, "KV_") && name != event.Stream:
+			extra = append(extra, name)
 		}
 	}
 	if err := names.Err(); err != nil {
 		return err
 	}
-	if streams != n {
-		return fmt.Errorf("verify: %d component streams, want %d", streams, n)
+	var missing []string
+	for name := range want {
+		if !seen[name] {
+			missing = append(missing, name)
+		}
 	}
-	return nil
+	if len(missing) == 0 && len(extra) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	slices.Sort(extra)
+	return fmt.Errorf("verify: %d of %d component streams, %d missing %v, %d not the run's %v",
+		len(seen), n, len(missing), firstFew(missing), len(extra), firstFew(extra))
+}
+
+// firstFew is at most the first three of names, for an error message.
+func firstFew(names []string) []string {
+	return names[:min(len(names), 3)]
 }
