@@ -4,8 +4,8 @@
 // comment; an arrow from a package to each one it imports, those implied by
 // a longer path left out). Command svg, beside it, lays it out as
 // docs/images/architecture.svg. With -check docgraph writes nothing and
-// fails when the committed .dot is not what the tree gives: CI's lint runs
-// it.
+// fails when the committed .dot is not what the tree gives (svg -check
+// does the same for the .svg): CI's lint runs both.
 package main
 
 import (
