@@ -3,12 +3,10 @@ package workload
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -171,7 +169,7 @@ func (w *Watcher) notify(obj any) {
 		obj = d.Obj
 	}
 	if m, ok := obj.(metav1.Object); ok {
-		if name := m.GetLabels()[render.LabelName]; name != "" {
+		if _, name := componentLabels(obj); name != "" {
 			w.onChange(api.Key(m.GetNamespace(), name))
 		}
 	}
@@ -181,11 +179,11 @@ func (w *Watcher) notify(obj any) {
 // aside.
 func sameHealthInputs(old, cur any) bool {
 	switch o := old.(type) {
-	case *appsv1.Deployment:
-		n, ok := cur.(*appsv1.Deployment)
-		return ok && o.Generation == n.Generation && maps.Equal(o.Annotations, n.Annotations) &&
-			equality.Semantic.DeepEqual(o.Spec, n.Spec) &&
-			equality.Semantic.DeepEqual(o.Status, n.Status)
+	case *cachedDeployment:
+		n, ok := cur.(*cachedDeployment)
+		return ok && o.Generation == n.Generation && o.hash == n.hash &&
+			equality.Semantic.DeepEqual(o.replicas, n.replicas) &&
+			equality.Semantic.DeepEqual(o.status, n.status)
 	case *corev1.Pod:
 		n, ok := cur.(*corev1.Pod)
 		return ok && (o.DeletionTimestamp == nil) == (n.DeletionTimestamp == nil) &&
@@ -195,11 +193,10 @@ func sameHealthInputs(old, cur any) bool {
 }
 
 func byComponent(obj any) ([]string, error) {
-	m, ok := obj.(metav1.Object)
-	if !ok || m.GetLabels()[render.LabelComponent] == "" {
-		return nil, nil
+	if c, _ := componentLabels(obj); c != "" {
+		return []string{c}, nil
 	}
-	return []string{m.GetLabels()[render.LabelComponent]}, nil
+	return nil, nil
 }
 
 // Health assesses the workload of component namespace/name from the
@@ -211,13 +208,13 @@ func (w *Watcher) Health(namespace, name, hash string) Health {
 	w.mu.Lock()
 	deployments, pods := slices.Clone(w.deployments), slices.Clone(w.pods)
 	w.mu.Unlock()
-	var d *appsv1.Deployment
+	var d *cachedDeployment
 	for _, o := range cached(deployments, want, namespace) {
-		if dep, ok := o.(*appsv1.Deployment); ok {
+		if dep, ok := o.(*cachedDeployment); ok {
 			d = dep
 		}
 	}
-	if d != nil && d.Annotations[render.AnnotationContentHash] != hash {
+	if d != nil && d.hash != hash {
 		return progressing("the applied Deployment is not observed yet")
 	}
 	var ps []*corev1.Pod
@@ -226,7 +223,7 @@ func (w *Watcher) Health(namespace, name, hash string) Health {
 			ps = append(ps, p)
 		}
 	}
-	return Assess(d, ps)
+	return Assess(d.deployment(), ps)
 }
 
 // cached returns the objects of infs labelled as component want in
@@ -244,7 +241,7 @@ func cached(infs []cache.SharedIndexInformer, want, ns string) []any {
 	return out
 }
 
-// trimMeta keeps what the caches are looked up by.
+// trimMeta keeps what the pod cache is looked up by.
 func trimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	out := metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
 		Generation: m.Generation, DeletionTimestamp: m.DeletionTimestamp, Labels: map[string]string{}}
@@ -257,29 +254,6 @@ func trimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 		out.Annotations = map[string]string{render.AnnotationContentHash: h}
 	}
 	return out
-}
-
-// trimDeployment keeps what Assess reads of a Deployment, so that 10,000
-// of them cost little memory and an update that changes none of it
-// notifies nobody.
-func trimDeployment(obj any) (any, error) {
-	d, ok := obj.(*appsv1.Deployment)
-	if !ok {
-		return obj, nil
-	}
-	out := &appsv1.Deployment{ObjectMeta: trimMeta(d.ObjectMeta), Spec: appsv1.DeploymentSpec{Replicas: d.Spec.Replicas}}
-	s := d.Status
-	out.Status = appsv1.DeploymentStatus{ObservedGeneration: s.ObservedGeneration, Replicas: s.Replicas,
-		UpdatedReplicas: s.UpdatedReplicas, AvailableReplicas: s.AvailableReplicas}
-	for _, c := range s.Conditions {
-		switch {
-		case c.Type == appsv1.DeploymentReplicaFailure,
-			c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded":
-			out.Status.Conditions = append(out.Status.Conditions,
-				appsv1.DeploymentCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
-		}
-	}
-	return out, nil
 }
 
 // trimPod keeps what Assess reads of a pod.
