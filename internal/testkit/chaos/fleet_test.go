@@ -3,11 +3,9 @@ package chaos_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,7 +51,7 @@ type member struct {
 	name   string
 	as     string
 	labels string
-	nats   *bus.Embedded
+	nats   *chaos.NATSServer
 	link   *testenv.Proxy
 	kube   *testenv.Kube
 	conn   *bus.Conn
@@ -67,8 +65,7 @@ type member struct {
 type fleetRig struct {
 	t       *testing.T
 	ctx     context.Context
-	hubCfg  bus.EmbeddedConfig
-	hub     *bus.Embedded
+	hub     *chaos.NATSServer
 	conn    *bus.Conn
 	drv     *chaos.Driver
 	members []*member
@@ -136,10 +133,8 @@ func newFleetRig(t *testing.T, n int) *fleetRig {
 			t.Logf("replay: go test ./internal/testkit/chaos -run '^%s$' -chaos.seed %d", t.Name(), seed)
 		}
 	})
-	r.hubCfg = bus.EmbeddedConfig{ServerName: "hub", JetStreamDomain: "hub", Port: freePort(t), LeafnodePort: freePort(t), StoreDir: t.TempDir()}
-	r.startHub()
-	t.Cleanup(func() { _ = r.hub.Shutdown(context.Background()) })
-	r.conn = natstest.BusConnect(t, bus.Config{URLs: []string{r.hub.ClientURL()}, Name: "chaos-driver", Reconnect: natstest.FastBackoff}, nil)
+	r.hub = chaos.StartNATSWith(t, natsServer, chaos.NATSOptions{Name: "hub", Domain: "hub", Leafnodes: true})
+	r.conn = natstest.BusConnect(t, bus.Config{URLs: []string{r.hub.URL()}, Name: "chaos-driver", Reconnect: natstest.FastBackoff}, nil)
 	store, err := specs.Open(testenv.Ctx(t, 10*time.Second), r.conn, specs.Config{}, kv.Ensure)
 	testenv.Must(t, err)
 	r.drv = chaos.NewDriver(store, fleetNS, fleetKeys, seed)
@@ -167,22 +162,21 @@ func newFleetRig(t *testing.T, n int) *fleetRig {
 	return r
 }
 
-func (r *fleetRig) startHub() {
-	var err error
-	r.hub, err = bus.StartEmbedded(testenv.Ctx(r.t, 30*time.Second), r.hubCfg)
-	testenv.Must(r.t, err)
+// startLeaf starts a nats-server process named name, in its own JetStream
+// domain of the same name, as a leafnode of the hub through a link that
+// can be cut; it keeps its status and heartbeat records to itself, as a
+// member's broker does (fleet.LocalOnly).
+func (r *fleetRig) startLeaf(name string) (*chaos.NATSServer, *testenv.Proxy) {
+	link := testenv.StartProxy(r.t, r.hub.LeafAddr())
+	return chaos.StartNATSWith(r.t, natsServer, chaos.NATSOptions{Name: name, Domain: name,
+		Hub: link.Addr(), DenyExports: fleet.LocalOnly(fleet.Buckets{})}), link
 }
 
 func (r *fleetRig) startMember(name string) *member {
 	t := r.t
 	m := &member{name: name, as: name, labels: fleetLabels}
-	m.link = testenv.StartProxy(t, fmt.Sprintf("127.0.0.1:%d", r.hubCfg.LeafnodePort))
+	m.nats, m.link = r.startLeaf(name)
 	var err error
-	m.nats, err = bus.StartEmbedded(testenv.Ctx(t, 20*time.Second), bus.EmbeddedConfig{ServerName: name, JetStreamDomain: name,
-		Port: -1, StoreDir: t.TempDir(),
-		LeafRemotes: []bus.LeafRemote{{URLs: []string{"nats-leaf://" + m.link.Addr()}, LocalOnly: fleet.LocalOnly(fleet.Buckets{})}}})
-	testenv.Must(t, err)
-	t.Cleanup(func() { _ = m.nats.Shutdown(context.Background()) })
 	m.kube, err = testenv.StartKube(localkube.Options{})
 	testenv.Must(t, err)
 	t.Cleanup(m.kube.Stop)
@@ -190,7 +184,7 @@ func (r *fleetRig) startMember(name string) *member {
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	m.conn = natstest.BusConnect(t, bus.Config{URLs: []string{m.nats.ClientURL()}, Name: "chaos-" + name}, nil)
+	m.conn = natstest.BusConnect(t, bus.Config{URLs: []string{m.nats.URL()}, Name: "chaos-" + name}, nil)
 	m.hist = chaos.WatchDeployments(r.ctx, m.kube.Clientset(t), fleetNS, r.drv.MarkerAfter)
 	r.startServe(m)
 	m.status, err = status.Open(testenv.Ctx(t, 10*time.Second), m.conn, status.Config{}, kv.Existing)
@@ -199,7 +193,7 @@ func (r *fleetRig) startMember(name string) *member {
 }
 
 func (r *fleetRig) startServe(m *member) {
-	args := []string{"--nats-url", m.nats.ClientURL(), "--kubeconfig", m.kube.Kubeconfig,
+	args := []string{"--nats-url", m.nats.URL(), "--kubeconfig", m.kube.Kubeconfig,
 		"--cluster-name", m.as, "--hub-domain", "hub", "--namespaces", fleetNS, "--lease-ttl", leaseTTL.String(),
 		"--heartbeat-ttl", "3s", "--recheck", "1s", "--log-format", "json", "--stream-max-bytes", "262144"}
 	if m.labels != "" {
@@ -213,7 +207,7 @@ func (r *fleetRig) startServe(m *member) {
 // tinyctl runs the CLI against the hub.
 func (r *fleetRig) tinyctl(args ...string) string {
 	r.t.Helper()
-	cmd := exec.Command(tinyctl, append(args, "--nats-url", r.hub.ClientURL(), "--nats-context", "")...)
+	cmd := exec.Command(tinyctl, append(args, "--nats-url", r.hub.URL(), "--nats-context", "")...)
 	cmd.Env = append(os.Environ(), "HOME="+r.t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -391,14 +385,15 @@ func (r *fleetRig) loseMirror(m *member) {
 	r.hold(time.Second)
 }
 
-// restartHub stops the hub's server (clients and leafnodes disconnect) and
-// starts it again on the same store and ports.
+// restartHub SIGKILLs the hub's server (clients and leafnodes lose it)
+// and starts it again on the same store and ports.
 func (r *fleetRig) restartHub(_ *member) {
 	r.hold(time.Second)
-	testenv.Must(r.t, r.hub.Shutdown(testenv.Ctx(r.t, 30*time.Second)))
+	starts := r.hub.Starts
+	killed := r.hub.Kill(r.t)
 	r.hold(2 * time.Second)
-	r.startHub()
-	r.land("hub restarted", r.hub.Server().Running(), "the hub did not start again")
+	r.hub.Start(r.t)
+	r.land("hub restarted", killed && r.hub.Starts == starts+1, "the hub was not killed and started again")
 	r.hold(time.Second)
 }
 
@@ -462,26 +457,22 @@ func (r *fleetRig) duplicateName(m *member) {
 	t := r.t
 	r.hold(time.Second)
 	domain := m.name + "-dup"
-	link := testenv.StartProxy(t, fmt.Sprintf("127.0.0.1:%d", r.hubCfg.LeafnodePort))
-	nc, err := bus.StartEmbedded(testenv.Ctx(t, 20*time.Second), bus.EmbeddedConfig{ServerName: domain, JetStreamDomain: domain,
-		Port: -1, StoreDir: t.TempDir(),
-		LeafRemotes: []bus.LeafRemote{{URLs: []string{"nats-leaf://" + link.Addr()}, LocalOnly: fleet.LocalOnly(fleet.Buckets{})}}})
-	testenv.Must(t, err)
-	defer func() { _ = nc.Shutdown(context.Background()) }()
+	nc, _ := r.startLeaf(domain)
+	defer nc.Kill(t)
 	kube, err := testenv.StartKube(localkube.Options{})
 	testenv.Must(t, err)
 	defer kube.Stop()
 	_, err = kube.Clientset(t).CoreV1().Namespaces().Create(r.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fleetNS}}, metav1.CreateOptions{})
 	testenv.Must(t, err)
 
-	cmd := exec.Command(tinyctl, "fleet", "join", m.name, "--domain", domain, "--nats-url", r.hub.ClientURL(), "--nats-context", "")
+	cmd := exec.Command(tinyctl, "fleet", "join", m.name, "--domain", domain, "--nats-url", r.hub.URL(), "--nats-context", "")
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	refused := err != nil && strings.Contains(string(out), "two clusters cannot share a name")
 	if !refused {
 		t.Errorf("fleet join %s from domain %s: %v\n%s\nwant it refused", m.name, domain, err, out)
 	}
-	dup := testenv.Serve(t, tinyctl, "--nats-url", nc.ClientURL(), "--kubeconfig", kube.Kubeconfig, "--cluster-name", m.name,
+	dup := testenv.Serve(t, tinyctl, "--nats-url", nc.URL(), "--kubeconfig", kube.Kubeconfig, "--cluster-name", m.name,
 		"--cluster-labels", fleetLabels, "--hub-domain", "hub", "--namespaces", fleetNS, "--lease-ttl", leaseTTL.String(),
 		"--heartbeat-ttl", "3s", "--recheck", "1s", "--log-format", "json", "--stream-max-bytes", "262144")
 	defer func() {
@@ -557,14 +548,4 @@ func (r *fleetRig) finish() {
 		}
 	}
 	r.fig.write(t)
-}
-
-// freePort returns a loopback port nothing listens on now.
-func freePort(t *testing.T) int {
-	addr := testenv.FreeAddr(t)
-	_, port, err := net.SplitHostPort(addr)
-	testenv.Must(t, err)
-	p, err := strconv.Atoi(port)
-	testenv.Must(t, err)
-	return p
 }

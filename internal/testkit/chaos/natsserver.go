@@ -1,12 +1,14 @@
 package chaos
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,10 +21,10 @@ import (
 // ports and store directory stay the same across Kill and Start, so
 // clients reconnect and JetStream state survives.
 type NATSServer struct {
-	bin, dir, addr, monitor string
-	maxStore                int64
-	cmd                     *exec.Cmd
-	exited                  chan struct{}
+	bin, dir, addr, monitor, leaf string
+	opts                          NATSOptions
+	cmd                           *exec.Cmd
+	exited                        chan struct{}
 	// Starts counts how many times the process was started.
 	Starts int
 }
@@ -32,17 +34,42 @@ type NATSServer struct {
 // is healthy and kills it when the test ends. It fails the test when the
 // server does not come up within 30s.
 func StartNATS(tb testing.TB, bin string, maxStore int64) *NATSServer {
+	return StartNATSWith(tb, bin, NATSOptions{MaxStore: maxStore})
+}
+
+// NATSOptions shape a server StartNATSWith starts.
+type NATSOptions struct {
+	// Name is the server's name ("chaos" when empty); Domain its
+	// JetStream domain (none when empty).
+	Name, Domain string
+	// MaxStore limits the JetStream store (0: 1 TiB).
+	MaxStore int64
+	// Leafnodes makes the server accept leafnode connections (a hub),
+	// on LeafAddr.
+	Leafnodes bool
+	// Hub, when set, is the host:port of a hub this server connects to
+	// as a leafnode, sending it nothing under DenyExports.
+	Hub         string
+	DenyExports []string
+}
+
+// StartNATSWith is StartNATS with a name, a JetStream domain and
+// leafnodes.
+func StartNATSWith(tb testing.TB, bin string, o NATSOptions) *NATSServer {
 	tb.Helper()
-	if maxStore == 0 {
-		maxStore = 1 << 40
+	if o.MaxStore == 0 {
+		o.MaxStore = 1 << 40
 	}
-	s := &NATSServer{bin: bin, dir: tb.TempDir(), maxStore: maxStore}
+	s := &NATSServer{bin: bin, dir: tb.TempDir(), opts: o}
 	tb.Cleanup(func() { s.Kill(tb) })
 	// A free port can be taken by another process between the moment it
 	// is picked and the server's bind (a shared machine runs many): then
 	// new ports are picked, a few times.
 	for attempt := 1; ; attempt++ {
 		s.addr, s.monitor = testenv.FreeAddr(tb), testenv.FreeAddr(tb)
+		if o.Leafnodes {
+			s.leaf = testenv.FreeAddr(tb)
+		}
 		testenv.Must(tb, os.WriteFile(filepath.Join(s.dir, "nats.conf"), []byte(s.config()), 0o600))
 		err := s.tryStart(tb)
 		if err == nil {
@@ -58,7 +85,12 @@ func StartNATS(tb testing.TB, bin string, maxStore int64) *NATSServer {
 func (s *NATSServer) config() string {
 	host, port, _ := net.SplitHostPort(s.addr)
 	mhost, mport, _ := net.SplitHostPort(s.monitor)
-	return fmt.Sprintf(`server_name: chaos
+	o := s.opts
+	domain := ""
+	if o.Domain != "" {
+		domain = fmt.Sprintf("  domain: %q\n", o.Domain)
+	}
+	conf := fmt.Sprintf(`server_name: %q
 host: %s
 port: %s
 http: "%s:%s"
@@ -66,9 +98,24 @@ jetstream {
   store_dir: %q
   max_file_store: %d
   max_memory_store: 268435456
+%s}
+`, cmp.Or(o.Name, "chaos"), host, port, mhost, mport, filepath.Join(s.dir, "store"), o.MaxStore, domain)
+	if o.Leafnodes {
+		conf += fmt.Sprintf("leafnodes { listen: %q, no_advertise: true }\n", s.leaf)
+	}
+	if o.Hub != "" {
+		deny := make([]string, len(o.DenyExports))
+		for i, d := range o.DenyExports {
+			deny[i] = strconv.Quote(d)
+		}
+		conf += fmt.Sprintf("leafnodes { remotes: [ { urls: [%q], deny_exports: [%s] } ] }\n", "nats-leaf://"+o.Hub, strings.Join(deny, ", "))
+	}
+	return conf
 }
-`, host, port, mhost, mport, filepath.Join(s.dir, "store"), s.maxStore)
-}
+
+// LeafAddr is the host:port leafnodes connect to ("" unless
+// NATSOptions.Leafnodes).
+func (s *NATSServer) LeafAddr() string { return s.leaf }
 
 // URL is the client URL.
 func (s *NATSServer) URL() string { return "nats://" + s.addr }
