@@ -4,6 +4,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/render"
 )
 
@@ -41,7 +42,7 @@ func trimDeployment(obj any) (any, error) {
 	for _, c := range s.Conditions {
 		switch {
 		case c.Type == appsv1.DeploymentReplicaFailure,
-			c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded":
+			c.Type == appsv1.DeploymentProgressing && c.Reason == reasons.ProgressDeadlineExceeded:
 			out.status.Conditions = append(out.status.Conditions,
 				appsv1.DeploymentCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
 		}

@@ -48,7 +48,8 @@ type NATSOptions struct {
 	// on LeafAddr.
 	Leafnodes bool
 	// Hub, when set, is the host:port of a hub this server connects to
-	// as a leafnode, sending it nothing under DenyExports.
+	// as a leafnode, sending it nothing under DenyExports. A server is a
+	// hub or a leaf here, not both: each writes its own leafnodes block.
 	Hub         string
 	DenyExports []string
 }
