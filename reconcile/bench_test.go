@@ -123,10 +123,11 @@ func (c *convergence) count() int {
 	return len(c.ok)
 }
 
-func (c *convergence) Applied(apply.Result)        {}
-func (c *convergence) Retried(reconcile.Class)     {}
-func (c *convergence) Rechecked(reconcile.Recheck) {}
-func (c *convergence) DeadLettered(string, int)    {}
+func (c *convergence) Applied(apply.Result)                  {}
+func (c *convergence) Retried(reconcile.Class)               {}
+func (c *convergence) Rechecked(reconcile.Recheck)           {}
+func (c *convergence) DeadLettered(string, int)              {}
+func (c *convergence) Stepped(reconcile.Step, time.Duration) {}
 
 // benchEnv is a fresh NATS server and namespace for one benchmark run.
 func benchEnv(b *testing.B) *env { return newEnv(b, reconcile.Config{}) }

@@ -120,7 +120,9 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 	if err != nil {
 		return nil, err
 	}
+	started := c.clock.Now()
 	fp, err := c.ensureStream(ctx, p.namespace, p.objs, p.fresh)
+	c.obs.Stepped(StepJetStream, c.clock.Since(started))
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +144,9 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 			return creds, err
 		}
 	}
+	started = c.clock.Now()
 	kids, err := c.applyChildren(ctx, p, desired, live)
+	c.obs.Stepped(StepKubernetes, c.clock.Since(started))
 	kids = append(creds, kids...)
 	if apierrors.IsNotFound(err) {
 		c.namespaces.remove(p.namespace) // the namespace went away: check it again next time
@@ -167,7 +171,9 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 // says nothing about what is newer, so the step is retried rather than
 // taking an older put for a re-creation and dropping a delete.
 func (c *Controller) guard(ctx context.Context, key string, rev uint64, removing bool) error {
+	started := c.clock.Now()
 	latest, found, err := c.deps.Specs.Latest(ctx, key)
+	c.obs.Stepped(StepGuard, c.clock.Since(started))
 	switch {
 	case err != nil:
 		return stepError("read latest revision", err)
@@ -456,12 +462,14 @@ func (c *Controller) writeStatus(ctx context.Context, st api.Status) error {
 		return nil
 	}
 	var rev uint64
+	started := c.clock.Now()
 	err := c.fenced(ctx, func(ctx context.Context) error {
 		return checkedWrite(ctx, c.status.revision(st.Component), func(at uint64) (err error) {
 			rev, err = c.deps.Statuses.Put(ctx, st, at)
 			return err
 		})
 	})
+	c.obs.Stepped(StepStatus, c.clock.Since(started))
 	if err != nil {
 		return fmt.Errorf("write status: %w", err)
 	}

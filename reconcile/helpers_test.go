@@ -78,10 +78,12 @@ type counter struct {
 	dead map[string]int
 	// failed are the errors of failed reconciles, in order.
 	failed []string
+	// steps counts the round trips observed, by step.
+	steps map[reconcile.Step]int
 }
 
 func newCounter() *counter {
-	return &counter{reconciles: map[string]int{}, found: map[string]int{}, dead: map[string]int{}}
+	return &counter{reconciles: map[string]int{}, found: map[string]int{}, dead: map[string]int{}, steps: map[reconcile.Step]int{}}
 }
 
 func (c *counter) Reconciled(key string, _ time.Duration, err error) {
@@ -101,6 +103,19 @@ func (c *counter) failures() []string {
 }
 func (c *counter) Applied(apply.Result)    {}
 func (c *counter) Retried(reconcile.Class) {}
+
+func (c *counter) Stepped(s reconcile.Step, _ time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.steps[s]++
+}
+
+// stepsSeen returns the round trips observed so far, by step.
+func (c *counter) stepsSeen() map[reconcile.Step]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.steps)
+}
 
 func (c *counter) DeadLettered(key string, jobs int) {
 	c.mu.Lock()

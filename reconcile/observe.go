@@ -30,7 +30,30 @@ type Observer interface {
 	// DeadLettered is called when jobs of component key that used up
 	// their deliveries were moved to its dead-letter stream.
 	DeadLettered(key string, jobs int)
+	// Stepped is called after each round trip of a component's apply
+	// that the loop waits for (the Step constants), with how long it
+	// took, failed or not.
+	Stepped(step Step, d time.Duration)
 }
+
+// Step names a round trip a reconcile waits for before the next one.
+type Step string
+
+// The steps of applying a component, in their order.
+const (
+	// StepGuard: the read of the key's latest revision before any write.
+	StepGuard Step = "guard"
+	// StepJetStream: the stream and consumer ensured.
+	StepJetStream Step = "jetstream"
+	// StepKubernetes: the Kubernetes children applied, in order, with
+	// the wait for the reads of those the cache does not hold.
+	StepKubernetes Step = "kubernetes"
+	// StepStatus: the status record written.
+	StepStatus Step = "status"
+)
+
+// Steps are the Step values in order.
+var Steps = []Step{StepGuard, StepJetStream, StepKubernetes, StepStatus}
 
 // Recheck is what one periodic check did.
 type Recheck struct {
@@ -50,3 +73,4 @@ func (nopObserver) Applied(apply.Result)                    {}
 func (nopObserver) Retried(Class)                           {}
 func (nopObserver) Rechecked(Recheck)                       {}
 func (nopObserver) DeadLettered(string, int)                {}
+func (nopObserver) Stepped(Step, time.Duration)             {}

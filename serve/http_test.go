@@ -67,4 +67,11 @@ func TestReadyzAndMetricsFollowTheLoop(t *testing.T) {
 		}
 		return nil
 	})
+	// The component's apply was timed step by step.
+	for _, step := range []string{"guard", "jetstream", "kubernetes", "status"} {
+		count := regexp.MustCompile(`(?m)^tinyctl_reconcile_step_duration_seconds_count\{step="` + step + `"\} (\S+)$`)
+		if n := metric(t, a.metric, count); n < 1 {
+			t.Errorf("step %s timed %v times, want at least once", step, n)
+		}
+	}
 }

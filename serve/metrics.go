@@ -16,6 +16,9 @@ import (
 type metrics struct {
 	reg      *prometheus.Registry
 	duration *prometheus.HistogramVec
+	// steps times the round trips a component's apply waits for, one
+	// after the other (reconcile.Steps): where a reconcile's time goes.
+	steps    *prometheus.HistogramVec
 	applies  *prometheus.CounterVec
 	retries  *prometheus.CounterVec
 	rechecks *prometheus.CounterVec
@@ -73,6 +76,11 @@ func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 		Help:    "Time to reconcile one component key, by result (success or error class).",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 	}, []string{"result"})
+	m.steps = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "tinyctl_reconcile_step_duration_seconds",
+		Help:    "Time of each round trip a reconcile waits for, by step: guard (the key's latest revision read before any write), jetstream (stream and consumer ensured), kubernetes (the children applied in order), status (the record written).",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+	}, []string{"step"})
 	m.applies = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tinyctl_applies_total",
 		Help: "Kubernetes child writes by kind and result (created, configured, unchanged = skipped, deleted, absent, failed).",
@@ -108,7 +116,7 @@ func newMetrics(loop func() loopView, latest func() uint64) *metrics {
 	})
 	m.addProcessSeries(loop, latest)
 	m.addHealthSeries(loop)
-	m.reg.MustRegister(m.duration, m.applies, m.retries, m.rechecks, m.recheckTook, m.recheckFound, m.leader, m.connected, m.queueDepth, m.watchLag,
+	m.reg.MustRegister(m.duration, m.steps, m.applies, m.retries, m.rechecks, m.recheckTook, m.recheckFound, m.leader, m.connected, m.queueDepth, m.watchLag,
 		m.stalled, m.acquired, m.staleClusters, m.nameConflict, m.deadLetters, m.events, m.kubeEventsDropped,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.initLabels()
@@ -178,6 +186,9 @@ func (m *metrics) initLabels() {
 	for _, r := range reconcileResults {
 		m.duration.WithLabelValues(r)
 	}
+	for _, s := range reconcile.Steps {
+		m.steps.WithLabelValues(string(s))
+	}
 	for _, c := range retryClasses {
 		m.retries.WithLabelValues(c)
 	}
@@ -213,6 +224,11 @@ func (m *metrics) Reconciled(_ string, d time.Duration, err error) {
 		result = class.String()
 	}
 	m.duration.WithLabelValues(result).Observe(d.Seconds())
+}
+
+// Stepped implements reconcile.Observer.
+func (m *metrics) Stepped(s reconcile.Step, d time.Duration) {
+	m.steps.WithLabelValues(string(s)).Observe(d.Seconds())
 }
 
 // Applied implements reconcile.Observer.

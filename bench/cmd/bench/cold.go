@@ -24,6 +24,8 @@ type coldResult struct {
 	APF apfStats `json:"apf"`
 	// Store is what the n components take in the broker at convergence.
 	Store storeUse `json:"store"`
+	// Steps is where a new component's time went (serve and the floor).
+	Steps stepTimes `json:"steps,omitempty"`
 }
 
 // runFloor measures the floor for n components on a fresh env. When then
@@ -35,11 +37,12 @@ func (b *bench) runFloor(ctx context.Context, n, round int, then func(*env) erro
 	}
 	defer e.close(ctx)
 	b.logf("floor: %d components, %d writers", n, b.workers)
-	d, err := e.floor(ctx, n, b.workers)
+	steps := newStepClock()
+	d, err := e.floor(ctx, n, b.workers, steps)
 	if err != nil {
 		return coldResult{}, err
 	}
-	r := coldResult{N: n, Round: round, Variant: "floor", Time: d}
+	r := coldResult{N: n, Round: round, Variant: "floor", Time: d, Steps: steps.means()}
 	if r.Store, err = e.storeUse(ctx); err != nil {
 		return r, err
 	}
@@ -84,6 +87,9 @@ func (b *bench) runCold(ctx context.Context, n, round int, extra []string,
 		return r, fmt.Errorf("%s, %d components: %w", r.Variant, n, err)
 	}
 	if err := b.finishCold(ctx, e, p, &r); err != nil {
+		return r, err
+	}
+	if r.Steps, err = serveSteps(p); err != nil {
 		return r, err
 	}
 	if profile {

@@ -17,37 +17,44 @@ import (
 // the stream and its durable consumer (no lookup first), server-side apply
 // the NetworkPolicy and the Deployment (no read first: the apply package
 // is told the object is absent), and put a Ready status record. No
-// watch, queue, cache or check: the floor no controller can beat.
-func (e *env) floor(ctx context.Context, n, workers int) (time.Duration, error) {
+// watch, queue, cache or check: the floor no controller can beat. steps
+// times its writes as serve times its own.
+func (e *env) floor(ctx context.Context, n, workers int, steps *stepClock) (time.Duration, error) {
 	cluster := render.DefaultCluster()
 	start := time.Now()
 	err := parallel(n, workers, func(i int) error {
-		return e.rawWrite(ctx, component(i), uint64(i+1), cluster)
+		return e.rawWrite(ctx, component(i), uint64(i+1), cluster, steps)
 	})
 	return time.Since(start), err
 }
 
-func (e *env) rawWrite(ctx context.Context, c api.Component, rev uint64, cluster render.Cluster) error {
+func (e *env) rawWrite(ctx context.Context, c api.Component, rev uint64, cluster render.Cluster, steps *stepClock) error {
 	objs, err := render.Render(c, rev, cluster)
 	if err != nil {
 		return err
 	}
+	started := time.Now()
 	if _, err := e.js.CreateStream(ctx, objs.Stream); err != nil {
 		return fmt.Errorf("stream %s: %w", objs.Stream.Name, err)
 	}
 	if _, err := e.js.CreateConsumer(ctx, objs.Stream.Name, objs.Consumer); err != nil {
 		return fmt.Errorf("consumer %s: %w", objs.Consumer.Durable, err)
 	}
+	steps.since("jetstream", started)
 	kids, err := objs.Children()
 	if err != nil {
 		return err
 	}
+	started = time.Now()
 	absent := apply.KnownLive(&metav1.PartialObjectMetadata{})
 	for _, k := range kids {
 		if _, err := e.kube.Apply(ctx, k, absent); err != nil {
 			return err
 		}
 	}
+	steps.since("kubernetes", started)
+	started = time.Now()
+	defer steps.since("status", started)
 	return e.rawStatus(ctx, c, rev, cluster)
 }
 
