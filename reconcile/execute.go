@@ -120,13 +120,9 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 	if err != nil {
 		return nil, err
 	}
-	started := c.clock.Now()
-	fp, err := c.ensureStream(ctx, p.namespace, p.objs, p.fresh)
-	c.obs.Stepped(StepJetStream, c.clock.Since(started))
-	if err != nil {
+	if err := c.streamStep(ctx, p); err != nil {
 		return nil, err
 	}
-	c.settled.ensured(p.key, p.rev, fp)
 	var creds []api.Child
 	if p.creds != nil {
 		secret, err := c.ensureCredentials(ctx, minter, p.namespace, p.objs.Deployment.Name, p.creds)
@@ -144,7 +140,7 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 			return creds, err
 		}
 	}
-	started = c.clock.Now()
+	started := c.clock.Now()
 	kids, err := c.applyChildren(ctx, p, desired, live)
 	c.obs.Stepped(StepKubernetes, c.clock.Since(started))
 	kids = append(creds, kids...)
@@ -159,6 +155,19 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 	}
 	jetstream := []api.Child{{Kind: api.KindStream, Name: p.objs.Stream.Name}, {Kind: api.KindConsumer, Name: p.objs.Consumer.Durable}}
 	return append(jetstream, kids...), errors.Join(err, refused)
+}
+
+// streamStep ensures p's stream and consumer, timed as StepJetStream, and
+// remembers what was ensured for the periodic check.
+func (c *Controller) streamStep(ctx context.Context, p plan) error {
+	started := c.clock.Now()
+	fp, err := c.ensureStream(ctx, p.namespace, p.objs, p.fresh)
+	c.obs.Stepped(StepJetStream, c.clock.Since(started))
+	if err != nil {
+		return err
+	}
+	c.settled.ensured(p.key, p.rev, fp)
+	return nil
 }
 
 // guard re-reads the key's latest revision from the bucket, as its

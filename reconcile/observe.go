@@ -6,13 +6,18 @@ import (
 	"github.com/tinyctl/tinyctl/apply"
 )
 
-// Log field keys used on every reconcile log line.
+// Log field keys used on every reconcile log line, and by the serve
+// process's lines about a component.
 const (
-	LogCluster  = "cluster"
-	LogKey      = "component"
-	LogRevision = "revision"
-	LogClass    = "class"
-	LogReason   = "reason"
+	LogCluster = "cluster"
+	LogKey     = "component"
+)
+
+// The log field keys only the reconcile failure line carries.
+const (
+	logRevision = "revision"
+	logClass    = "class"
+	logReason   = "reason"
 )
 
 // Observer receives the events metrics are made of. Implementations must be

@@ -26,7 +26,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		return true
 	}
 	e, _ := c.specs.get(key)
-	log := zerolog.Ctx(ctx).With().Str(LogKey, key).Uint64(LogRevision, e.rev).Logger()
+	log := zerolog.Ctx(ctx).With().Str(LogKey, key).Uint64(logRevision, e.rev).Logger()
 	ctx = log.WithContext(ctx)
 
 	start := c.clock.Now()
@@ -44,7 +44,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	if class == Transient {
 		ev = log.Info()
 	}
-	ev.Err(err).Stringer(LogClass, class).Str(LogReason, reason).Msg("reconcile failed")
+	ev.Err(err).Stringer(logClass, class).Str(logReason, reason).Msg("reconcile failed")
 	switch class {
 	case Permanent:
 		c.queue.Forget(key)
