@@ -86,6 +86,11 @@ type children struct {
 	// namespaced Role suffices); empty means one cluster-wide informer
 	// per kind.
 	namespaces []string
+	// deployments, when not nil, returns the workload watcher's
+	// Deployment informer of a namespace scope (nil before it runs):
+	// the Deployments are then watched once, for both caches, instead
+	// of a second time for their metadata.
+	deployments func(ns string) cache.SharedIndexInformer
 
 	mu        sync.Mutex
 	informers map[informerKey]cache.SharedIndexInformer
@@ -162,6 +167,12 @@ func (c *children) startKind(ctx context.Context, k childKind) error {
 // filled. A list the API server refuses (Forbidden, say) is returned at
 // once instead of waiting forever; the caller then ends ctx.
 func (c *children) start(ctx context.Context, k childKind, ns string) (cache.SharedIndexInformer, error) {
+	if k.gvk.Kind == "Deployment" && c.deployments != nil {
+		if inf := c.deployments(ns); inf != nil {
+			c.handle(k, inf) // running and synced already
+			return inf, nil
+		}
+	}
 	inf := c.newInformer(k, ns)
 	if err := workload.RunInformer(ctx, inf); err != nil {
 		return nil, fmt.Errorf("%s informer in namespace %q: %w", k.gvk.Kind, ns, err)
@@ -199,7 +210,14 @@ func (c *children) newInformer(k childKind, ns string) cache.SharedIndexInformer
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, componentIndex: byComponent},
 		func(o *metav1.ListOptions) { o.LabelSelector = selector })
 	_ = inf.Informer().SetTransform(trimChild)
-	_, _ = inf.Informer().AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+	c.handle(k, inf.Informer())
+	return inf.Informer()
+}
+
+// handle tells the loop of the changes to children of kind k in inf that
+// wake it.
+func (c *children) handle(k childKind, inf cache.SharedIndexInformer) {
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		// A child that appears after the initial listing may have been
 		// created by a reconcile that lost a race with a delete: its
 		// component is looked at again, and removes it if it is gone.
@@ -215,7 +233,6 @@ func (c *children) newInformer(k childKind, ns string) cache.SharedIndexInformer
 		},
 		DeleteFunc: c.notify,
 	})
-	return inf.Informer()
 }
 
 // trimChild keeps of a cached child what the loop reads — its name,
@@ -232,9 +249,15 @@ func trimChild(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	out := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: m.Name, Namespace: interned(m.Namespace),
+	return &metav1.PartialObjectMetadata{ObjectMeta: keptMeta(m.ObjectMeta)}, nil
+}
+
+// keptMeta is what trimChild keeps of a child's metadata; the workload
+// watcher's Deployment cache keeps the same (workload.KeepMetadata).
+func keptMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	out := metav1.ObjectMeta{Name: m.Name, Namespace: interned(m.Namespace),
 		UID: m.UID, ResourceVersion: m.ResourceVersion, Generation: m.Generation,
-		Labels: internedMap(m.Labels, true), Annotations: internedMap(m.Annotations, false)}}
+		Labels: internedMap(m.Labels, true), Annotations: internedMap(m.Annotations, false)}
 	for _, mf := range m.ManagedFields {
 		if mf.Subresource == "status" {
 			continue
@@ -245,7 +268,16 @@ func trimChild(obj any) (any, error) {
 		}
 		out.ManagedFields = append(out.ManagedFields, e)
 	}
-	return out, nil
+	return out
+}
+
+// asMeta returns the metadata of a cached child: a metadata informer's
+// object, or a Deployment of the workload watcher's cache.
+func asMeta(obj any) (*metav1.PartialObjectMetadata, bool) {
+	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		return m, true
+	}
+	return workload.Metadata(obj)
 }
 
 // interned returns s's canonical copy.
@@ -270,7 +302,7 @@ func internedMap(m map[string]string, values bool) map[string]string {
 
 // woken reports whether an event for obj, of kind k, wakes the loop now.
 func (c *children) woken(k childKind, obj any) bool {
-	m, ok := obj.(*metav1.PartialObjectMetadata)
+	m, ok := asMeta(obj)
 	return !ok || c.wakes == nil || c.wakes(k.gvk.Kind, m)
 }
 
@@ -279,8 +311,8 @@ func (c *children) woken(k childKind, obj any) bool {
 // annotation (set after every change of the pod template, which the change
 // itself already woke the loop for), so they do not cost a reconcile.
 func changedByAnyone(old, cur any) bool {
-	o, ok1 := old.(*metav1.PartialObjectMetadata)
-	n, ok2 := cur.(*metav1.PartialObjectMetadata)
+	o, ok1 := asMeta(old)
+	n, ok2 := asMeta(cur)
 	if !ok1 || !ok2 {
 		return true
 	}
@@ -310,7 +342,7 @@ func (c *children) notify(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+	if m, ok := asMeta(obj); ok {
 		if key, ok := componentKey(m); ok {
 			c.onChange(key)
 		}
@@ -355,7 +387,7 @@ func (c *children) of(namespace, name string) []child {
 			}
 			objs, _ := inf.GetIndexer().ByIndex(componentIndex, want)
 			for _, o := range objs {
-				if m, ok := o.(*metav1.PartialObjectMetadata); ok && m.Namespace == namespace {
+				if m, ok := asMeta(o); ok && m.Namespace == namespace {
 					out = append(out, child{kind: k, namespace: m.Namespace, name: m.Name, component: want})
 				}
 			}
@@ -382,7 +414,7 @@ func (c *children) each(fn func(childKind, *metav1.PartialObjectMetadata), ns st
 				objs, _ = inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
 			}
 			for _, o := range objs {
-				if m, ok := o.(*metav1.PartialObjectMetadata); ok {
+				if m, ok := asMeta(o); ok {
 					fn(k, m)
 				}
 			}
@@ -403,7 +435,7 @@ func (c *children) get(obj *unstructured.Unstructured) (*metav1.PartialObjectMet
 		for _, scope := range []string{obj.GetNamespace(), metav1.NamespaceAll} {
 			if inf, ok := c.informers[informerKey{k.gvr, scope}]; ok {
 				item, exists, err := inf.GetIndexer().GetByKey(obj.GetNamespace() + "/" + obj.GetName())
-				m, isMeta := item.(*metav1.PartialObjectMetadata)
+				m, isMeta := asMeta(item)
 				return m, err == nil && exists && isMeta
 			}
 		}

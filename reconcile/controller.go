@@ -85,6 +85,8 @@ func New(cfg Config, deps Deps) *Controller {
 	c.children = newChildren(deps.Metadata, deps.Discovery, cfg.Namespaces, c.enqueue, c.wakes)
 	if deps.Workloads != nil && !cfg.ReadyWhenApplied {
 		c.workloads = workload.NewWatcher(deps.Workloads, cfg.Namespaces, c.enqueueHealth)
+		c.workloads.KeepMetadata(keptMeta)
+		c.children.deployments = c.workloads.Deployments
 	}
 	return c
 }
@@ -125,10 +127,12 @@ func (c *Controller) Run(ctx context.Context) error {
 	if err := c.loadStatuses(ctx); err != nil {
 		return startErr(ctx, err)
 	}
-	if err := c.children.startAvailable(ctx); err != nil {
+	// The workload watcher first: the children cache shares its
+	// Deployment informer.
+	if err := c.startWorkloads(ctx); err != nil {
 		return startErr(ctx, err)
 	}
-	if err := c.startWorkloads(ctx); err != nil {
+	if err := c.children.startAvailable(ctx); err != nil {
 		return startErr(ctx, err)
 	}
 	c.catchUp(ctx)

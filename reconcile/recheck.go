@@ -40,11 +40,11 @@ func (c *Controller) recheck(ctx context.Context, full bool) {
 		r.Took = c.clock.Since(start)
 		c.obs.Rechecked(r)
 	}()
-	if err := c.children.startAvailable(ctx); err != nil {
-		log.Warn().Err(err).Msg("start child informers")
-	}
 	if err := c.startWorkloads(ctx); err != nil {
 		log.Warn().Err(err).Msg("start workload informers")
+	}
+	if err := c.children.startAvailable(ctx); err != nil {
+		log.Warn().Err(err).Msg("start child informers")
 	}
 	if !c.Ready() {
 		return

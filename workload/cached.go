@@ -3,6 +3,7 @@ package workload
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/tinyctl/tinyctl/api/reasons"
 	"github.com/tinyctl/tinyctl/render"
@@ -13,10 +14,12 @@ import (
 // appsv1.Deployment, even emptied, takes 1.2 KB (its pod template's
 // fields), and label and annotation maps 600 bytes more: at 10,000
 // components 18 MB of a 93 MB heap, against about 4 MB for these. It
-// embeds ObjectMeta, without labels or annotations, so that the informer
-// can key it.
+// embeds the Deployment's metadata, so that the informer can key it: by
+// default without labels or annotations, or what the Watcher's
+// KeepMetadata function keeps for the other reader of the same cache
+// (Metadata).
 type cachedDeployment struct {
-	metav1.ObjectMeta
+	metav1.PartialObjectMetadata
 	// component and componentName are its render.LabelComponent and
 	// render.LabelName labels, hash its render.AnnotationContentHash.
 	component, componentName, hash string
@@ -24,30 +27,60 @@ type cachedDeployment struct {
 	status                         appsv1.DeploymentStatus
 }
 
-// trimDeployment keeps what Assess reads of a Deployment, so that 10,000
-// of them cost little memory and an update that changes none of it
-// notifies nobody.
-func trimDeployment(obj any) (any, error) {
-	d, ok := obj.(*appsv1.Deployment)
+// Metadata returns the metadata a Deployment cache object keeps (see
+// Watcher.KeepMetadata), for the other reader of the same informer
+// (Watcher.Deployments); false for any other object. The result belongs
+// to the cache: do not change it.
+func Metadata(obj any) (*metav1.PartialObjectMetadata, bool) {
+	d, ok := obj.(*cachedDeployment)
 	if !ok {
-		return obj, nil
+		return nil, false
 	}
-	out := &cachedDeployment{ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: d.Namespace, UID: d.UID,
-		ResourceVersion: d.ResourceVersion, Generation: d.Generation, DeletionTimestamp: d.DeletionTimestamp},
-		component: d.Labels[render.LabelComponent], componentName: d.Labels[render.LabelName],
-		hash: d.Annotations[render.AnnotationContentHash], replicas: d.Spec.Replicas}
-	s := d.Status
-	out.status = appsv1.DeploymentStatus{ObservedGeneration: s.ObservedGeneration, Replicas: s.Replicas,
+	return &d.PartialObjectMetadata, true
+}
+
+// minimalMeta keeps what the Deployment cache is keyed and looked up by.
+func minimalMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		Generation: m.Generation}
+}
+
+// trimDeployment returns the informer transform that keeps what Assess
+// reads of a Deployment, and of its metadata what keep returns (the
+// deletion timestamp always), so that 10,000 of them cost little memory
+// and an update that changes none of it notifies nobody.
+func trimDeployment(keep func(metav1.ObjectMeta) metav1.ObjectMeta) cache.TransformFunc {
+	if keep == nil {
+		keep = minimalMeta
+	}
+	return func(obj any) (any, error) {
+		d, ok := obj.(*appsv1.Deployment)
+		if !ok {
+			return obj, nil
+		}
+		out := &cachedDeployment{PartialObjectMetadata: metav1.PartialObjectMetadata{ObjectMeta: keep(d.ObjectMeta)},
+			component: d.Labels[render.LabelComponent], componentName: d.Labels[render.LabelName],
+			hash: d.Annotations[render.AnnotationContentHash], replicas: d.Spec.Replicas}
+		out.DeletionTimestamp = d.DeletionTimestamp
+		out.status = trimStatus(d.Status)
+		return out, nil
+	}
+}
+
+// trimStatus keeps of a Deployment's status the counts and the
+// conditions Assess reads.
+func trimStatus(s appsv1.DeploymentStatus) appsv1.DeploymentStatus {
+	out := appsv1.DeploymentStatus{ObservedGeneration: s.ObservedGeneration, Replicas: s.Replicas,
 		UpdatedReplicas: s.UpdatedReplicas, AvailableReplicas: s.AvailableReplicas}
 	for _, c := range s.Conditions {
 		switch {
 		case c.Type == appsv1.DeploymentReplicaFailure,
 			c.Type == appsv1.DeploymentProgressing && c.Reason == reasons.ProgressDeadlineExceeded:
-			out.status.Conditions = append(out.status.Conditions,
+			out.Conditions = append(out.Conditions,
 				appsv1.DeploymentCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // deployment is the Deployment Assess judges (nil when d is), built again

@@ -29,7 +29,7 @@ func TestTheCacheKeepsWhatAssessReads(t *testing.T) {
 				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: "took too long"},
 			}},
 	}
-	obj, err := trimDeployment(full)
+	obj, err := trimDeployment(nil)(full)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +67,36 @@ func TestTheCacheKeepsWhatAssessReads(t *testing.T) {
 	} {
 		changed := full.DeepCopy()
 		tt.change(changed)
-		cur, _ := trimDeployment(changed)
+		cur, _ := trimDeployment(nil)(changed)
 		if got := sameHealthInputs(obj, cur); got != tt.same {
 			t.Errorf("%s: same health inputs = %v, want %v", tt.name, got, tt.same)
 		}
+	}
+}
+
+// TestTheCacheKeepsTheMetadataAskedFor: with a KeepMetadata function the
+// cached Deployment carries what it returned, for the other reader of the
+// cache (Metadata), beside what Assess reads; without one, no labels.
+func TestTheCacheKeepsTheMetadataAskedFor(t *testing.T) {
+	full := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "resize", Namespace: "media", ResourceVersion: "7",
+		Labels:      map[string]string{render.LabelComponent: "media.resize", render.LabelName: "resize", "team": "video"},
+		Annotations: map[string]string{render.AnnotationContentHash: "h1"}}}
+	keepLabels := func(m metav1.ObjectMeta) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, ResourceVersion: m.ResourceVersion, Labels: m.Labels}
+	}
+	obj, _ := trimDeployment(keepLabels)(full)
+	m, ok := Metadata(obj)
+	if !ok || m.Name != "resize" || m.ResourceVersion != "7" || m.Labels["team"] != "video" {
+		t.Errorf("Metadata of a Deployment cached with KeepMetadata: %+v, %v; want its name, version and labels", m, ok)
+	}
+	if c, _ := componentLabels(obj); c != "media.resize" {
+		t.Errorf("component label beside the kept metadata: %q, want media.resize", c)
+	}
+	bare, _ := trimDeployment(nil)(full)
+	if m, _ := Metadata(bare); m == nil || m.Labels != nil {
+		t.Errorf("Metadata cached without KeepMetadata: %+v; want no labels", m)
+	}
+	if _, ok := Metadata(&corev1.Pod{}); ok {
+		t.Error("Metadata of a pod: ok, want false (only the Deployment cache's objects)")
 	}
 }

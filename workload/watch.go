@@ -33,6 +33,9 @@ type Watcher struct {
 	cs         kubernetes.Interface
 	namespaces []string
 	onChange   func(key string)
+	// keep is what the Deployment cache keeps of each Deployment's
+	// metadata (KeepMetadata; nil: minimalMeta).
+	keep func(metav1.ObjectMeta) metav1.ObjectMeta
 
 	mu          sync.Mutex
 	deployments []cache.SharedIndexInformer
@@ -46,6 +49,30 @@ func NewWatcher(cs kubernetes.Interface, namespaces []string, onChange func(key 
 		namespaces = []string{metav1.NamespaceAll}
 	}
 	return &Watcher{cs: cs, namespaces: namespaces, onChange: onChange}
+}
+
+// KeepMetadata makes the Deployment cache keep what keep returns of each
+// Deployment's metadata, for a second reader of the same informers
+// (Deployments, Metadata) that would otherwise watch the Deployments
+// again. Call it before Start.
+func (w *Watcher) KeepMetadata(keep func(metav1.ObjectMeta) metav1.ObjectMeta) {
+	w.keep = keep
+}
+
+// Deployments returns the Deployment informer of namespace scope ns (one
+// of the Watcher's namespaces, "" when it watches cluster-wide), nil
+// before Start has started it. Its objects are the Watcher's own; read
+// their metadata with Metadata. Its indexes include
+// cache.NamespaceIndex.
+func (w *Watcher) Deployments(ns string) cache.SharedIndexInformer {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, scope := range w.namespaces {
+		if scope == ns && i < len(w.deployments) {
+			return w.deployments[i]
+		}
+	}
+	return nil
 }
 
 // Start runs the informers until ctx ends and waits for their caches. It
@@ -133,8 +160,9 @@ func managed(o *metav1.ListOptions) {
 }
 
 func (w *Watcher) newDeploymentInformer(ns string) cache.SharedIndexInformer {
-	inf := appsinformers.NewFilteredDeploymentInformer(w.cs, ns, 10*time.Hour, cache.Indexers{componentIndex: byComponent}, managed)
-	_ = inf.SetTransform(trimDeployment)
+	inf := appsinformers.NewFilteredDeploymentInformer(w.cs, ns, 10*time.Hour,
+		cache.Indexers{componentIndex: byComponent, cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, managed)
+	_ = inf.SetTransform(trimDeployment(w.keep))
 	w.notifyOnChange(inf)
 	return inf
 }
