@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -43,6 +42,7 @@ type serveFlags struct {
 	tenants                                      serve.Tenants
 	tenantFile, tenantMem                        string
 	gcPercent                                    int
+	memoryLimit                                  string
 }
 
 // defaultGCPercent is serve's garbage-collection target: its heap grows by
@@ -200,7 +200,8 @@ func (f *serveFlags) addProcessFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.KEDAOperatorSelector, "keda-operator-selector", serve.DefaultKEDAOperatorSelector, "label selector of KEDA's operator Deployment, reported in the heartbeat")
 	fs.DurationVar(&c.Loop.ShutdownGrace, "shutdown-grace", reconcile.DefaultShutdownGrace, "how long in-flight reconciles may finish after SIGTERM")
 	fs.DurationVar(&c.Loop.Recheck, "recheck", reconcile.DefaultRecheck, "period of the checks for waiting components, deleted streams and orphans; every tenth also audits every stream's config and consumer")
-	fs.IntVar(&f.gcPercent, "gc-percent", defaultGCPercent, "Go's garbage-collection target, as GOGC: the heap may grow by this percentage of what is live before a collection (100 is Go's default; lower keeps less memory resident for more CPU; -1: off, for GOMEMLIMIT alone); GOGC in the environment wins when this flag and its variable are not set")
+	fs.IntVar(&f.gcPercent, "gc-percent", defaultGCPercent, "Go's garbage-collection target, as GOGC: the heap may grow by this percentage of what is live before a collection (100 is Go's default; lower keeps less memory resident for more CPU; -1: off, for --memory-limit alone); GOGC in the environment wins when this flag and its variable are not set")
+	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "Go's soft memory limit, as GOMEMLIMIT: the heap is collected harder as it nears it. auto: 90% of the container's memory limit (none when it has none), none, or a size (300Mi, 1Gi); GOMEMLIMIT in the environment wins when this flag and its variable are not set")
 	fs.BoolVar(&f.embedded, "embedded-nats", false, "run a NATS server with JetStream inside this process and use it")
 	fs.StringVar(&f.embeddedStore, "embedded-nats-store", "tinyctl-data", "JetStream store directory of the embedded server")
 	fs.IntVar(&f.embeddedPort, "embedded-nats-port", 4222, "client port of the embedded server (-1: random)")
@@ -217,11 +218,8 @@ func (f *serveFlags) run(cmd *cobra.Command, o *options) error {
 		return usageError{err}
 	}
 	routeKlog(log)
-	if f.gcPercent < -1 {
-		return usageError{fmt.Errorf("--gc-percent %d: want -1 (off) or a percentage of 0 or more", f.gcPercent)}
-	}
-	if cmd.Flags().Changed("gc-percent") || o.getenv("GOGC") == "" {
-		debug.SetGCPercent(f.gcPercent)
+	if err := f.setRuntime(cmd, o, log); err != nil {
+		return err
 	}
 	cfg := f.cfg
 	cfg.Kubeconfig, cfg.KubeContext = f.kube.Kubeconfig, f.kube.Context

@@ -74,6 +74,8 @@ func TestServeTakesNoClientOnlyFlags(t *testing.T) {
 		{[]string{"serve", "-n", "media"}, "Error: serve takes no --namespace: the controller manages every namespace but --deny-namespaces, or those --namespaces names\n"},
 		{[]string{"serve", "--nats-context", "laptop"}, "Error: serve reads no nats CLI context: give it --nats-url and a credentials flag"},
 		{[]string{"serve", "--gc-percent", "-2"}, "Error: --gc-percent -2: want -1 (off) or a percentage of 0 or more\n"},
+		{[]string{"serve", "--memory-limit", "lots"}, "Error: --memory-limit \"lots\": want auto, none or a size such as 300Mi\n"},
+		{[]string{"serve", "--memory-limit", "-1Gi"}, "Error: --memory-limit \"-1Gi\": want auto, none or a size such as 300Mi\n"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := run(context.Background(), tt.args, &out, &errOut); code != exitUsage || !strings.Contains(errOut.String(), tt.want) {
@@ -162,6 +164,7 @@ func TestServeFlagsReadTheirVariables(t *testing.T) {
 		"shutdown-grace":                 "TINYCTL_SHUTDOWN_GRACE",
 		"recheck":                        "TINYCTL_RECHECK",
 		"gc-percent":                     "TINYCTL_GC_PERCENT",
+		"memory-limit":                   "TINYCTL_MEMORY_LIMIT",
 		"embedded-nats":                  "TINYCTL_EMBEDDED_NATS",
 		"embedded-nats-store":            "TINYCTL_EMBEDDED_NATS_STORE",
 		"embedded-nats-port":             "TINYCTL_EMBEDDED_NATS_PORT",

@@ -122,6 +122,19 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 			t.Errorf("controller args lack %s: %s", want, args)
 		}
 	}
+	// Go's runtime in each controller collects at serve's GC target and
+	// holds a soft limit of 90% of its container's memory limit, read from
+	// the cgroup the kubelet made (--memory-limit auto).
+	for _, p := range controllers {
+		limit := p.Spec.Containers[0].Resources.Limits.Memory().Value()
+		text := httpGet(p, 9090, "/metrics")
+		if got, want := sumSeries(text, "go_gc_gomemlimit_bytes"), float64(int64(float64(limit)*0.9)); limit == 0 || got != want {
+			t.Errorf("controller %s: go_gc_gomemlimit_bytes %v, want %v (90%% of its container's limit %d)", p.Name, got, want, limit)
+		}
+		if got := sumSeries(text, "go_gc_gogc_percent"); got != 50 {
+			t.Errorf("controller %s: go_gc_gogc_percent %v, want serve's default 50", p.Name, got)
+		}
+	}
 
 	// A second install changes nothing.
 	r = u.ok(3*time.Minute, "install")
