@@ -6,7 +6,6 @@ import (
 	"maps"
 	"sync"
 	"time"
-	"unique"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,8 +16,6 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/tinyctl/tinyctl/api"
-	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/render"
 	"github.com/tinyctl/tinyctl/workload"
 )
@@ -235,75 +232,10 @@ func (c *children) handle(k childKind, inf cache.SharedIndexInformer) {
 	})
 }
 
-// trimChild keeps of a cached child what the loop reads — its name,
-// namespace, UID, resourceVersion, generation, labels, annotations and,
-// of its managedFields, each manager's name and subresource and the field
-// sets of managers other than tinyctl (apply's up-to-date check
-// intersects them with the fields tinyctl sets) — with the strings every
-// child repeats (namespace, label and annotation keys, label values,
-// managers) shared. tinyctl's own field set, which outweighs the rest of
-// a child's metadata, and the status subresource's entries are dropped.
-// At 10,000 components the cache holds 20,000 children.
-func trimChild(obj any) (any, error) {
-	m, ok := obj.(*metav1.PartialObjectMetadata)
-	if !ok {
-		return obj, nil
-	}
-	return &metav1.PartialObjectMetadata{ObjectMeta: keptMeta(m.ObjectMeta)}, nil
-}
-
-// keptMeta is what trimChild keeps of a child's metadata; the workload
-// watcher's Deployment cache keeps the same (workload.KeepMetadata).
-func keptMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
-	out := metav1.ObjectMeta{Name: m.Name, Namespace: interned(m.Namespace),
-		UID: m.UID, ResourceVersion: m.ResourceVersion, Generation: m.Generation,
-		Labels: internedMap(m.Labels, true), Annotations: internedMap(m.Annotations, false)}
-	for _, mf := range m.ManagedFields {
-		if mf.Subresource == "status" {
-			continue
-		}
-		e := metav1.ManagedFieldsEntry{Manager: interned(mf.Manager), Subresource: interned(mf.Subresource)}
-		if mf.Manager != apply.FieldManager {
-			e.FieldsType, e.FieldsV1 = interned(mf.FieldsType), mf.FieldsV1
-		}
-		out.ManagedFields = append(out.ManagedFields, e)
-	}
-	return out
-}
-
-// asMeta returns the metadata of a cached child: a metadata informer's
-// object, or a Deployment of the workload watcher's cache.
-func asMeta(obj any) (*metav1.PartialObjectMetadata, bool) {
-	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		return m, true
-	}
-	return workload.Metadata(obj)
-}
-
-// interned returns s's canonical copy.
-func interned(s string) string { return unique.Make(s).Value() }
-
-// internedMap copies m with its keys interned and, with values, its
-// values too but for those that name the component (one of each per
-// component: interning them would only add an entry).
-func internedMap(m map[string]string, values bool) map[string]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if values && k != render.LabelName && k != render.LabelComponent {
-			v = interned(v)
-		}
-		out[interned(k)] = v
-	}
-	return out
-}
-
 // woken reports whether an event for obj, of kind k, wakes the loop now.
 func (c *children) woken(k childKind, obj any) bool {
-	m, ok := asMeta(obj)
-	return !ok || c.wakes == nil || c.wakes(k.gvk.Kind, m)
+	m, ok := asChild(obj)
+	return !ok || c.wakes == nil || c.wakes(k.gvk.Kind, &m.PartialObjectMetadata)
 }
 
 // changedByAnyone filters out status-only updates (a Deployment's status
@@ -311,51 +243,24 @@ func (c *children) woken(k childKind, obj any) bool {
 // annotation (set after every change of the pod template, which the change
 // itself already woke the loop for), so they do not cost a reconcile.
 func changedByAnyone(old, cur any) bool {
-	o, ok1 := asMeta(old)
-	n, ok2 := asMeta(cur)
+	o, ok1 := asChild(old)
+	n, ok2 := asChild(cur)
 	if !ok1 || !ok2 {
 		return true
 	}
-	return o.Generation != n.Generation || !sameAnnotations(o.Annotations, n.Annotations) ||
-		!maps.Equal(o.Labels, n.Labels) || len(o.ManagedFields) != len(n.ManagedFields)
+	return o.Generation != n.Generation || o.annotations != n.annotations ||
+		o.labels != n.labels || len(o.ManagedFields) != len(n.ManagedFields)
 }
 
 // deploymentRevision is the annotation the Deployment controller keeps.
 const deploymentRevision = "deployment.kubernetes.io/revision"
 
-// sameAnnotations compares a and b but for deploymentRevision.
-func sameAnnotations(a, b map[string]string) bool {
-	for k, v := range a {
-		if w, ok := b[k]; k != deploymentRevision && (!ok || v != w) {
-			return false
-		}
-	}
-	for k := range b {
-		if _, ok := a[k]; k != deploymentRevision && !ok {
-			return false
-		}
-	}
-	return true
-}
-
 func (c *children) notify(obj any) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	if m, ok := asMeta(obj); ok {
-		if key, ok := componentKey(m); ok {
+	if m, ok := asChild(obj); ok {
+		if key, ok := m.key(); ok {
 			c.onChange(key)
 		}
 	}
-}
-
-// componentKey returns the spec-bucket key of the component that owns m.
-func componentKey(m *metav1.PartialObjectMetadata) (string, bool) {
-	name := m.Labels[render.LabelName]
-	if name == "" {
-		return "", false
-	}
-	return api.Key(m.Namespace, name), true
 }
 
 // componentIndex indexes cached children by their component label, so
@@ -365,11 +270,11 @@ func componentKey(m *metav1.PartialObjectMetadata) (string, bool) {
 const componentIndex = "component"
 
 func byComponent(obj any) ([]string, error) {
-	m, ok := obj.(*metav1.PartialObjectMetadata)
-	if !ok || m.Labels[render.LabelComponent] == "" {
+	m, ok := obj.(*cachedChild)
+	if !ok || m.component == "" {
 		return nil, nil
 	}
-	return []string{m.Labels[render.LabelComponent]}, nil
+	return []string{m.component}, nil
 }
 
 // of returns the live children of the component namespace/name.
@@ -387,7 +292,7 @@ func (c *children) of(namespace, name string) []child {
 			}
 			objs, _ := inf.GetIndexer().ByIndex(componentIndex, want)
 			for _, o := range objs {
-				if m, ok := asMeta(o); ok && m.Namespace == namespace {
+				if m, ok := asChild(o); ok && m.Namespace == namespace {
 					out = append(out, child{kind: k, namespace: m.Namespace, name: m.Name, component: want})
 				}
 			}
@@ -397,7 +302,7 @@ func (c *children) of(namespace, name string) []child {
 }
 
 // each calls fn for every cached child, in namespace ns ("" for all).
-func (c *children) each(fn func(childKind, *metav1.PartialObjectMetadata), ns string) {
+func (c *children) each(fn func(childKind, *cachedChild), ns string) {
 	c.mu.Lock()
 	infs := maps.Clone(c.informers)
 	c.mu.Unlock()
@@ -414,7 +319,7 @@ func (c *children) each(fn func(childKind, *metav1.PartialObjectMetadata), ns st
 				objs, _ = inf.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
 			}
 			for _, o := range objs {
-				if m, ok := asMeta(o); ok {
+				if m, ok := asChild(o); ok {
 					fn(k, m)
 				}
 			}
@@ -435,8 +340,10 @@ func (c *children) get(obj *unstructured.Unstructured) (*metav1.PartialObjectMet
 		for _, scope := range []string{obj.GetNamespace(), metav1.NamespaceAll} {
 			if inf, ok := c.informers[informerKey{k.gvr, scope}]; ok {
 				item, exists, err := inf.GetIndexer().GetByKey(obj.GetNamespace() + "/" + obj.GetName())
-				m, isMeta := asMeta(item)
-				return m, err == nil && exists && isMeta
+				if m, isChild := asChild(item); err == nil && exists && isChild {
+					return m.live(), true
+				}
+				return nil, false
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/apply"
 	"github.com/tinyctl/tinyctl/render"
 )
@@ -30,12 +31,19 @@ func TestTrimChildKeepsWhatTheLoopReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := got.(*metav1.PartialObjectMetadata)
+	m := got.(*cachedChild)
 	if m.Name != "thumbs" || m.Namespace != "media" || m.UID != "u1" || m.ResourceVersion != "42" || m.Generation != 3 {
 		t.Errorf("identity not kept: %+v", m.ObjectMeta)
 	}
-	if m.Labels["team"] != "a" || m.Labels[render.LabelName] != "thumbs" || m.Annotations[render.AnnotationContentHash] != "abc" {
-		t.Errorf("labels %v, annotations %v", m.Labels, m.Annotations)
+	if m.Labels != nil || m.Annotations != nil {
+		t.Errorf("label or annotation maps kept: %v, %v", m.Labels, m.Annotations)
+	}
+	if live := m.live(); live.Labels[render.LabelName] != "thumbs" || live.Annotations[render.AnnotationContentHash] != "abc" ||
+		live.Name != "thumbs" || len(live.ManagedFields) != 2 {
+		t.Errorf("the metadata apply reads: labels %v, annotations %v, %+v", live.Labels, live.Annotations, live.ObjectMeta)
+	}
+	if key, ok := m.key(); !ok || key != api.Key("media", "thumbs") {
+		t.Errorf("component key %q, %v; want media.thumbs", key, ok)
 	}
 	if len(m.ManagedFields) != 2 {
 		t.Fatalf("managed fields %+v: want tinyctl's and kubectl-label's, not the status entry", m.ManagedFields)
@@ -45,5 +53,36 @@ func TestTrimChildKeepsWhatTheLoopReads(t *testing.T) {
 	}
 	if m.ManagedFields[1].Time != nil || !m.CreationTimestamp.IsZero() || m.APIVersion != "" {
 		t.Errorf("fields nobody reads kept: %+v", m)
+	}
+}
+
+// A change to any label or annotation by someone else wakes the loop; the
+// Deployment controller's revision annotation and the order of a map's
+// entries do not.
+func TestChangedByAnyoneSeesEveryLabelAndAnnotation(t *testing.T) {
+	child := func(labels, annotations map[string]string) any {
+		return keptChild(metav1.ObjectMeta{Name: "thumbs", Namespace: "media", Generation: 1, Labels: labels, Annotations: annotations})
+	}
+	base := map[string]string{render.LabelName: "thumbs", "team": "a", "tier": "batch"}
+	ann := map[string]string{render.AnnotationContentHash: "abc"}
+	tests := []struct {
+		name                string
+		labels, annotations map[string]string
+		changed             bool
+	}{
+		{"the same entries", map[string]string{"tier": "batch", "team": "a", render.LabelName: "thumbs"}, ann, false},
+		{"the revision annotation", base, map[string]string{render.AnnotationContentHash: "abc", deploymentRevision: "2"}, false},
+		{"a label's value", map[string]string{render.LabelName: "thumbs", "team": "b", "tier": "batch"}, ann, true},
+		{"a label added", map[string]string{render.LabelName: "thumbs", "team": "a", "tier": "batch", "x": ""}, ann, true},
+		{"a label removed", map[string]string{render.LabelName: "thumbs", "team": "a"}, ann, true},
+		{"keys and values swapped", map[string]string{render.LabelName: "thumbs", "a": "team", "tier": "batch"}, ann, true},
+		{"an annotation added", base, map[string]string{render.AnnotationContentHash: "abc", "note": "x"}, true},
+		{"the hash", base, map[string]string{render.AnnotationContentHash: "abd"}, true},
+	}
+	old := child(base, ann)
+	for _, tt := range tests {
+		if got := changedByAnyone(old, child(tt.labels, tt.annotations)); got != tt.changed {
+			t.Errorf("%s: changed = %v, want %v", tt.name, got, tt.changed)
+		}
 	}
 }

@@ -85,7 +85,7 @@ func New(cfg Config, deps Deps) *Controller {
 	c.children = newChildren(deps.Metadata, deps.Discovery, cfg.Namespaces, c.enqueue, c.wakes)
 	if deps.Workloads != nil && !cfg.ReadyWhenApplied {
 		c.workloads = workload.NewWatcher(deps.Workloads, cfg.Namespaces, c.enqueueHealth)
-		c.workloads.KeepMetadata(keptMeta)
+		c.workloads.KeepMetadata(keptChild)
 		c.children.deployments = c.workloads.Deployments
 	}
 	return c

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tinyctl/tinyctl/api"
 )
@@ -157,8 +156,8 @@ func (c *Controller) checkStreams(ctx context.Context) (int, error) {
 // kept and reported, never deleted.
 func (c *Controller) Orphans() map[string][]api.Child {
 	out := map[string][]api.Child{}
-	c.children.each(func(k childKind, m *metav1.PartialObjectMetadata) {
-		key, ok := componentKey(m)
+	c.children.each(func(k childKind, m *cachedChild) {
+		key, ok := m.key()
 		if !ok || c.specs.known(key) {
 			return
 		}

@@ -76,27 +76,27 @@ func TestTheCacheKeepsWhatAssessReads(t *testing.T) {
 
 // TestTheCacheKeepsTheMetadataAskedFor: with a KeepMetadata function the
 // cached Deployment carries what it returned, for the other reader of the
-// cache (Metadata), beside what Assess reads; without one, no labels.
+// cache (Kept), beside what Assess reads; without one, nothing.
 func TestTheCacheKeepsTheMetadataAskedFor(t *testing.T) {
 	full := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "resize", Namespace: "media", ResourceVersion: "7",
 		Labels:      map[string]string{render.LabelComponent: "media.resize", render.LabelName: "resize", "team": "video"},
 		Annotations: map[string]string{render.AnnotationContentHash: "h1"}}}
-	keepLabels := func(m metav1.ObjectMeta) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, ResourceVersion: m.ResourceVersion, Labels: m.Labels}
+	keepTeam := func(m metav1.ObjectMeta) any { return m.Labels["team"] }
+	obj, _ := trimDeployment(keepTeam)(full)
+	if kept, ok := Kept(obj); !ok || kept != "video" {
+		t.Errorf("Kept of a Deployment cached with KeepMetadata: %v, %v; want video", kept, ok)
 	}
-	obj, _ := trimDeployment(keepLabels)(full)
-	m, ok := Metadata(obj)
-	if !ok || m.Name != "resize" || m.ResourceVersion != "7" || m.Labels["team"] != "video" {
-		t.Errorf("Metadata of a Deployment cached with KeepMetadata: %+v, %v; want its name, version and labels", m, ok)
+	if m := obj.(*cachedDeployment); m.Name != "resize" || m.ResourceVersion != "7" || m.Labels != nil {
+		t.Errorf("the cache key's metadata: %+v; want the name and version, no labels", m.ObjectMeta)
 	}
 	if c, _ := componentLabels(obj); c != "media.resize" {
 		t.Errorf("component label beside the kept metadata: %q, want media.resize", c)
 	}
 	bare, _ := trimDeployment(nil)(full)
-	if m, _ := Metadata(bare); m == nil || m.Labels != nil {
-		t.Errorf("Metadata cached without KeepMetadata: %+v; want no labels", m)
+	if kept, ok := Kept(bare); ok {
+		t.Errorf("Kept of a Deployment cached without KeepMetadata: %v, ok; want nothing", kept)
 	}
-	if _, ok := Metadata(&corev1.Pod{}); ok {
-		t.Error("Metadata of a pod: ok, want false (only the Deployment cache's objects)")
+	if _, ok := Kept(&corev1.Pod{}); ok {
+		t.Error("Kept of a pod: ok, want false (only the Deployment cache's objects)")
 	}
 }

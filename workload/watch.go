@@ -33,9 +33,9 @@ type Watcher struct {
 	cs         kubernetes.Interface
 	namespaces []string
 	onChange   func(key string)
-	// keep is what the Deployment cache keeps of each Deployment's
-	// metadata (KeepMetadata; nil: minimalMeta).
-	keep func(metav1.ObjectMeta) metav1.ObjectMeta
+	// keep makes what the Deployment cache keeps of each Deployment's
+	// metadata for another reader (KeepMetadata; nil: nothing).
+	keep func(metav1.ObjectMeta) any
 
 	mu          sync.Mutex
 	deployments []cache.SharedIndexInformer
@@ -53,16 +53,16 @@ func NewWatcher(cs kubernetes.Interface, namespaces []string, onChange func(key 
 
 // KeepMetadata makes the Deployment cache keep what keep returns of each
 // Deployment's metadata, for a second reader of the same informers
-// (Deployments, Metadata) that would otherwise watch the Deployments
-// again. Call it before Start.
-func (w *Watcher) KeepMetadata(keep func(metav1.ObjectMeta) metav1.ObjectMeta) {
+// (Deployments, Kept) that would otherwise watch the Deployments again.
+// Call it before Start.
+func (w *Watcher) KeepMetadata(keep func(metav1.ObjectMeta) any) {
 	w.keep = keep
 }
 
 // Deployments returns the Deployment informer of namespace scope ns (one
 // of the Watcher's namespaces, "" when it watches cluster-wide), nil
 // before Start has started it. Its objects are the Watcher's own; read
-// their metadata with Metadata. Its indexes include
+// what KeepMetadata kept of them with Kept. Its indexes include
 // cache.NamespaceIndex.
 func (w *Watcher) Deployments(ns string) cache.SharedIndexInformer {
 	w.mu.Lock()
