@@ -3,6 +3,7 @@ package apply
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -47,13 +48,17 @@ func (o options) fencedOut(ref string, live metav1.Object) error {
 	return nil
 }
 
-// stamped returns obj with the options' token, a copy when one is added.
+// stamped returns obj with the options' token, a copy when one is added:
+// a copy of its metadata, sharing the rest (nothing changes it).
 func (o options) stamped(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	if o.fence == "" || obj.GetAnnotations()[AnnotationFence] == o.fence {
 		return obj
 	}
-	obj = obj.DeepCopy()
-	ann := obj.GetAnnotations()
+	ann := obj.GetAnnotations() // a copy
+	obj = &unstructured.Unstructured{Object: maps.Clone(obj.Object)}
+	if md, ok := obj.Object["metadata"].(map[string]any); ok {
+		obj.Object["metadata"] = maps.Clone(md)
+	}
 	if ann == nil {
 		ann = map[string]string{}
 	}

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 
 	"github.com/tinyctl/tinyctl/api"
 	"github.com/tinyctl/tinyctl/api/apitest"
@@ -256,5 +259,54 @@ func TestDecodeAllOfNothing(t *testing.T) {
 	docs, err := All(strings.NewReader("---\n# empty\n---\n"))
 	if err != nil || len(docs) != 0 {
 		t.Errorf("DecodeAll(empty stream) = %v, %v; want no documents and no error", docs, err)
+	}
+}
+
+// JSON takes a shorter path than YAML when it decodes cleanly; either way
+// the example manifests decode to the same component, and a JSON document
+// with a problem gets the error its YAML form gets.
+func TestJSONAndYAMLDecodeAlike(t *testing.T) {
+	files, err := filepath.Glob("../../examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("examples: %v, %d files", err, len(files))
+	}
+	for _, f := range files {
+		y, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := yaml.YAMLToJSON(y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromYAML, err1 := Component(y)
+		fromJSON, err2 := Component(j)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v, %v", f, err1, err2)
+		}
+		if d := cmp.Diff(fromYAML, fromJSON); d != "" {
+			t.Errorf("%s: JSON decodes otherwise (-yaml +json):\n%s", f, d)
+		}
+	}
+	spec := `"spec":{"image":"acme/x:1","jobs":{"subjects":["jobs.>"]}`
+	for _, bad := range []string{
+		`{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"x"},` + spec + `,"image":"acme/y:2"}}`,
+		`{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"x"},` + spec + `,"replicas":"three"}}`,
+		`{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"x"},` + spec + `,"egress":{"deny":[]}}}`,
+		`{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"x"},` + spec + `}`,
+	} {
+		_, got := Component([]byte(bad))
+		_, want := viaYAML([]byte(bad))
+		if got == nil || want == nil || got.Error() != want.Error() {
+			t.Errorf("%s:\n got: %v\n YAML's: %v", bad, got, want)
+		}
+	}
+	if c, err := Component([]byte(`{kind: Component, metadata: {name: x}}`)); err != nil || c.Metadata.Name != "x" {
+		t.Errorf("YAML in flow style, which starts like JSON: %+v, %v", c.Metadata, err)
+	}
+	// A JSON number with a fraction is an integer to YAML: still accepted.
+	c, err := Component([]byte(`{"apiVersion":"tinyctl.io/v1alpha1","kind":"Component","metadata":{"name":"x"},` + spec + `,"replicas":2.0}}`))
+	if err != nil || c.Spec.Replicas == nil || *c.Spec.Replicas != 2 {
+		t.Errorf("replicas 2.0: %+v, %v; want 2", c.Spec.Replicas, err)
 	}
 }
