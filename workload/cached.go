@@ -18,7 +18,7 @@ import (
 // KeepMetadata function made of the full metadata, for the other reader
 // of the same cache (Kept).
 type cachedDeployment struct {
-	metav1.PartialObjectMetadata
+	metav1.ObjectMeta
 	// component and componentName are its render.LabelComponent and
 	// render.LabelName labels, hash its render.AnnotationContentHash.
 	component, componentName, hash string
@@ -55,7 +55,7 @@ func trimDeployment(keep func(metav1.ObjectMeta) any) cache.TransformFunc {
 		if !ok {
 			return obj, nil
 		}
-		out := &cachedDeployment{PartialObjectMetadata: metav1.PartialObjectMetadata{ObjectMeta: minimalMeta(d.ObjectMeta)},
+		out := &cachedDeployment{ObjectMeta: minimalMeta(d.ObjectMeta),
 			component: d.Labels[render.LabelComponent], componentName: d.Labels[render.LabelName],
 			hash: d.Annotations[render.AnnotationContentHash], replicas: d.Spec.Replicas}
 		out.status = trimStatus(d.Status)
