@@ -120,7 +120,11 @@ func viaYAML(data []byte) (api.Component, error) {
 	var c api.Component
 	strict, err := sigsjson.UnmarshalStrict(j, &c)
 	if err != nil {
-		return api.Component{}, &Error{Errs: egressProblems(err)}
+		problems := everyProblem(j, componentType, "")
+		if len(problems) == 0 { // not expected: everyProblem found what the decoder did
+			problems = []error{typeProblem(err, "")}
+		}
+		return api.Component{}, &Error{Errs: problems}
 	}
 	if len(strict) > 0 {
 		return api.Component{}, &Error{Errs: strict, Partial: &c}
@@ -138,28 +142,16 @@ func cleanJSON(data []byte) (api.Component, bool) {
 	return c, err == nil && len(strict) == 0
 }
 
-// egressProblems returns the problems behind err, with type errors in the
-// user's terms. An Egress decodes itself and cannot know where it sits, so
-// its problems get the spec.egress prefix here: unknown fields keep their
-// strict-error form with the full path.
-func egressProblems(err error) []error {
+// egressProblems returns the problems of an egress at path that is neither
+// a word nor an object (everyProblem walks into an object).
+func egressProblems(err error, path string) []error {
 	var ee *api.EgressError
 	if !errors.As(err, &ee) {
-		return []error{typeProblem(err, "")}
+		return []error{typeProblem(err, withDot(path))}
 	}
-	const prefix = "spec.egress"
 	out := make([]error, 0, len(ee.Errs))
 	for _, e := range ee.Errs {
-		if fe, ok := e.(sigsjson.FieldError); ok {
-			fe.SetFieldPath(prefix + "." + fe.FieldPath())
-			out = append(out, fe)
-			continue
-		}
-		if te := typeProblem(e, prefix+"."); te != e {
-			out = append(out, te)
-			continue
-		}
-		out = append(out, fmt.Errorf("%s: %w", prefix, e))
+		out = append(out, fmt.Errorf("%s: %w", path, e))
 	}
 	return out
 }

@@ -35,9 +35,9 @@ func TestDecodeReportsProblemsWithPaths(t *testing.T) {
 		{"field names are case-sensitive", strings.Replace(minimalYAML, "image:", "Image:", 1), []string{`unknown field "spec.Image"`}},
 		{"duplicate key", minimalYAML + "  image: other:1\n", []string{`"image" already set in map`}},
 		{"wrong type", minimalYAML + "  replicas: three\n", []string{"spec.replicas: must be an integer, not a string"}},
-		{"unquoted number as env value", minimalYAML + "  env: [{name: PORT, value: 8080}]\n", []string{"spec.env.value: must be a string, not a number"}},
+		{"unquoted number as env value", minimalYAML + "  env: [{name: PORT, value: 8080}]\n", []string{"spec.env[0].value: must be a string, not a number"}},
 		{"wrong type in an egress rule", minimalYAML + "  egress: {allow: [{cidr: 10.0.0.0/8, ports: [{port: https}]}]}\n",
-			[]string{"spec.egress.allow.ports.port: must be an integer, not a string"}},
+			[]string{"spec.egress.allow[0].ports[0].port: must be an integer, not a string"}},
 		{"unknown field in an egress rule", minimalYAML + "  egress: {allow: [{cidr: 10.0.0.0/8, port: 443}]}\n",
 			[]string{`unknown field "spec.egress.allow[0].port"`}},
 		{"unknown egress object field", minimalYAML + "  egress: {deny: []}\n", []string{`unknown field "spec.egress.deny"`}},
@@ -59,6 +59,50 @@ func TestDecodeReportsProblemsWithPaths(t *testing.T) {
 			}
 			if !errors.Is(err, api.ErrInvalid) {
 				t.Errorf("errors.Is(%v, ErrInvalid) = false", err)
+			}
+		})
+	}
+}
+
+// TestDecodeReportsEveryProblemTogether mixes the kinds of mistake that
+// used to hide one another: the JSON decoder stops at the first wrong type
+// or unreadable egress and forgets the unknown fields it had found.
+func TestDecodeReportsEveryProblemTogether(t *testing.T) {
+	tests := []struct {
+		name, input string
+		want        []string // every problem, in key order (YAML becomes JSON with sorted keys)
+	}{
+		{"wrong types and unknown fields", minimalYAML +
+			"  replicas: three\n  color: 1\n  env: [{name: A, value: '1'}, {name: B, value: 2, from: x}]\n  scaling: {maxReplicas: many}\n",
+			[]string{`unknown field "spec.color"`, `unknown field "spec.env[1].from"`,
+				"spec.env[1].value: must be a string, not a number", "spec.replicas: must be an integer, not a string",
+				"spec.scaling.maxReplicas: must be an integer, not a string"}},
+		{"an egress that is not a word or an object", minimalYAML + "  egress: [none]\n  colour: red\n",
+			[]string{`unknown field "spec.colour"`, "spec.egress: must be one of"}},
+		{"an unknown field in the egress and elsewhere", minimalYAML + "  egress: {deny: []}\n  colour: red\n",
+			[]string{`unknown field "spec.colour"`, `unknown field "spec.egress.deny"`}},
+		{"wrong types in two egress rules", minimalYAML +
+			"  egress: {allow: [{cidr: 10.0.0.0/8, ports: [{port: https}]}, {cidr: 1, mask: 8}]}\n",
+			[]string{"spec.egress.allow[0].ports[0].port: must be an integer, not a string",
+				"spec.egress.allow[1].cidr: must be a string, not a number", `unknown field "spec.egress.allow[1].mask"`}},
+		{"a wrong type in metadata beside an unknown top-level field",
+			strings.Replace(minimalYAML, "metadata: {name: extractor,", "status: {}\nmetadata: {name: 7,", 1),
+			[]string{"metadata.name: must be a string, not a number", `unknown field "status"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Component([]byte(tt.input))
+			var de *Error
+			if !errors.As(err, &de) {
+				t.Fatalf("Decode error = %v, want a *decode.Error", err)
+			}
+			if len(de.Errs) != len(tt.want) {
+				t.Fatalf("got %d problems, want %d:\n%v", len(de.Errs), len(tt.want), err)
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(de.Errs[i].Error(), w) {
+					t.Errorf("problem %d = %q, want it to contain %q", i, de.Errs[i], w)
+				}
 			}
 		})
 	}
