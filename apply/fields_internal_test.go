@@ -59,3 +59,68 @@ func mustPath(t *testing.T, js string) fieldpath.Path {
 	s.Leaves().Iterate(func(p fieldpath.Path) { out = p.Copy() })
 	return out
 }
+
+// TestMetadataOwnerAgreesWithTheSchema: for a manager owning only labels
+// and annotations, the schema-free answer is the schema's, and it is given
+// for the Deployment controller's revision annotation (so no converter is
+// built for it); any other field is left to the schema.
+func TestMetadataOwnerAgreesWithTheSchema(t *testing.T) {
+	meta := func(labels, annotations map[string]any) *unstructured.Unstructured {
+		m := map[string]any{"name": "w", "namespace": "ns"}
+		if labels != nil {
+			m["labels"] = labels
+		}
+		if annotations != nil {
+			m["annotations"] = annotations
+		}
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": m,
+			"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{
+				map[string]any{"name": "w", "image": "i"}}}}}}}
+	}
+	desired := []*unstructured.Unstructured{
+		meta(map[string]any{"app": "w"}, map[string]any{"tinyctl.io/hash": "h"}),
+		meta(nil, map[string]any{"tinyctl.io/hash": "h"}),
+		meta(map[string]any{}, nil),
+	}
+	owners := []struct {
+		json      string
+		wantKnown bool
+	}{
+		{`{"f:metadata":{"f:annotations":{".":{},"f:deployment.kubernetes.io/revision":{}}}}`, true},
+		{`{"f:metadata":{"f:annotations":{"f:tinyctl.io/hash":{}}}}`, true},
+		{`{"f:metadata":{"f:labels":{".":{},"f:app":{}}}}`, true},
+		{`{"f:metadata":{"f:labels":{".":{},"f:team":{}}}}`, true},
+		{`{"f:metadata":{"f:finalizers":{}}}`, false},
+		{`{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"w\"}":{"f:image":{}}}}}}}`, false},
+		{`{"f:metadata":{"f:labels":{"f:team":{}}},"f:spec":{"f:paused":{}}}`, false},
+	}
+	compared := 0
+	for _, d := range desired {
+		want, ok := desiredFields(d)
+		if !ok {
+			t.Fatal("no field set")
+		}
+		for _, o := range owners {
+			owned := &fieldpath.Set{}
+			if err := owned.FromJSON(strings.NewReader(o.json)); err != nil {
+				t.Fatal(err)
+			}
+			takes, known := metadataOwner(owned, d)
+			if d.GetLabels() == nil || len(d.GetLabels()) > 0 {
+				if known != o.wantKnown {
+					t.Errorf("%s on %v: known = %v, want %v", o.json, d.Object["metadata"], known, o.wantKnown)
+				}
+			}
+			if !known {
+				continue
+			}
+			compared++
+			if schema := !owned.Intersection(want).Empty(); takes != schema {
+				t.Errorf("%s on %v: takes = %v, the schema says %v", o.json, d.Object["metadata"], takes, schema)
+			}
+		}
+	}
+	if compared < 10 {
+		t.Fatalf("compared %d answers with the schema's, want at least 10", compared)
+	}
+}
