@@ -204,7 +204,7 @@ func (c *children) served(gvr schema.GroupVersionResource) (bool, error) {
 func (c *children) newInformer(k childKind, ns string) cache.SharedIndexInformer {
 	selector := render.LabelManagedBy + "=" + render.ManagedByValue
 	inf := metadatainformer.NewFilteredMetadataInformer(c.meta, k.gvr, ns, 10*time.Hour,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, componentIndex: byComponent},
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, workload.ComponentIndex: byComponent},
 		func(o *metav1.ListOptions) { o.LabelSelector = selector })
 	_ = inf.Informer().SetTransform(trimChild)
 	c.handle(k, inf.Informer())
@@ -263,19 +263,14 @@ func (c *children) notify(obj any) {
 	}
 }
 
-// componentIndex indexes cached children by their component label, so
-// that finding one component's children does not scan every child: a
-// restart reconciles every component, and a scan each would make it
-// quadratic (10,000 components took 66 s to be ready again).
-const componentIndex = "component"
-
-func byComponent(obj any) ([]string, error) {
-	m, ok := obj.(*cachedChild)
-	if !ok || m.component == "" {
-		return nil, nil
+// byComponent files the cached children by component, as the workload
+// watcher files its Deployments (this cache shares them).
+var byComponent = workload.IndexComponentBucket(func(obj any) string {
+	if m, ok := obj.(*cachedChild); ok {
+		return m.component
 	}
-	return []string{m.component}, nil
-}
+	return ""
+})
 
 // of returns the live children of the component namespace/name.
 func (c *children) of(namespace, name string) []child {
@@ -290,9 +285,8 @@ func (c *children) of(namespace, name string) []child {
 			if !ok || (scope != "" && scope != namespace) {
 				continue
 			}
-			objs, _ := inf.GetIndexer().ByIndex(componentIndex, want)
-			for _, o := range objs {
-				if m, ok := asChild(o); ok && m.Namespace == namespace {
+			for _, o := range workload.InComponentBucket(inf.GetIndexer(), want) {
+				if m, ok := asChild(o); ok && m.component == want && m.Namespace == namespace {
 					out = append(out, child{kind: k, namespace: m.Namespace, name: m.Name, component: want})
 				}
 			}

@@ -36,8 +36,8 @@ func TestTheCacheKeepsWhatAssessReads(t *testing.T) {
 	if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err != nil || key != "media/resize" {
 		t.Errorf("informer key of the trimmed Deployment: %q, %v; want media/resize", key, err)
 	}
-	if got, _ := byComponent(obj); len(got) != 1 || got[0] != "media.resize" {
-		t.Errorf("component index of the trimmed Deployment: %q, want [media.resize]", got)
+	if got, _ := byComponent(obj); len(got) != 1 || got[0] != componentBucket("media.resize") {
+		t.Errorf("component index of the trimmed Deployment: %q, want [%s], the bucket of media.resize", got, componentBucket("media.resize"))
 	}
 	if c, name := componentLabels(obj); c != "media.resize" || name != "resize" {
 		t.Errorf("component labels: %q, %q; want media.resize, resize", c, name)

@@ -20,9 +20,6 @@ import (
 	"github.com/tinyctl/tinyctl/render"
 )
 
-// componentIndex indexes cached objects by their component label.
-const componentIndex = "component"
-
 // Watcher keeps the Deployments and pods tinyctl manages (label
 // app.kubernetes.io/managed-by=tinyctl), trimmed to what Assess reads, and
 // calls onChange with a component's spec key when what Assess would say of
@@ -161,14 +158,14 @@ func managed(o *metav1.ListOptions) {
 
 func (w *Watcher) newDeploymentInformer(ns string) cache.SharedIndexInformer {
 	inf := appsinformers.NewFilteredDeploymentInformer(w.cs, ns, 10*time.Hour,
-		cache.Indexers{componentIndex: byComponent, cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, managed)
+		cache.Indexers{ComponentIndex: byComponent, cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, managed)
 	_ = inf.SetTransform(trimDeployment(w.keep))
 	w.notifyOnChange(inf)
 	return inf
 }
 
 func (w *Watcher) newPodInformer(ns string) cache.SharedIndexInformer {
-	inf := coreinformers.NewFilteredPodInformer(w.cs, ns, 10*time.Hour, cache.Indexers{componentIndex: byComponent}, managed)
+	inf := coreinformers.NewFilteredPodInformer(w.cs, ns, 10*time.Hour, cache.Indexers{ComponentIndex: byComponent}, managed)
 	_ = inf.SetTransform(trimPod)
 	w.notifyOnChange(inf)
 	return inf
@@ -220,12 +217,11 @@ func sameHealthInputs(old, cur any) bool {
 	return false
 }
 
-func byComponent(obj any) ([]string, error) {
-	if c, _ := componentLabels(obj); c != "" {
-		return []string{c}, nil
-	}
-	return nil, nil
-}
+// byComponent files the cached Deployments and pods by component.
+var byComponent = IndexComponentBucket(func(obj any) string {
+	c, _ := componentLabels(obj)
+	return c
+})
 
 // Health assesses the workload of component namespace/name from the
 // caches. hash is the content hash of the Deployment just applied: until
@@ -259,8 +255,10 @@ func (w *Watcher) Health(namespace, name, hash string) Health {
 func cached(infs []cache.SharedIndexInformer, want, ns string) []any {
 	var out []any
 	for _, inf := range infs {
-		objs, _ := inf.GetIndexer().ByIndex(componentIndex, want)
-		for _, o := range objs {
+		for _, o := range InComponentBucket(inf.GetIndexer(), want) {
+			if c, _ := componentLabels(o); c != want {
+				continue
+			}
 			if m, ok := o.(metav1.Object); ok && m.GetNamespace() == ns {
 				out = append(out, o)
 			}
