@@ -5,6 +5,7 @@ import (
 	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -19,13 +20,15 @@ import (
 // other than tinyctl (apply's up-to-date check intersects them with the
 // fields tinyctl sets); the two labels and two annotations the loop and
 // apply read; and a digest of all its labels and of all its annotations,
-// which tell a change by someone else. A label or annotation map costs
-// about 200 bytes even with one entry: at 10,000 components the cache
-// holds 30,000 children, and the maps took 12.5 MB of a 64 MB heap.
+// which tell a change by someone else. At 10,000 components the cache
+// holds 30,000 children, so each byte counts 30,000 times: a label or
+// annotation map costs about 200 bytes even with one entry (the maps took
+// 12.5 MB of a 64 MB heap), and an embedded ObjectMeta 230 bytes.
 type cachedChild struct {
-	// PartialObjectMetadata has no labels or annotations: live adds the
-	// kept ones.
-	metav1.PartialObjectMetadata
+	name, namespace, resourceVersion string
+	uid                              types.UID
+	generation                       int64
+	managers                         []keptManager
 	// componentName and component are its render.LabelName and
 	// render.LabelComponent labels; hash and fence its
 	// render.AnnotationContentHash and apply.AnnotationFence annotations.
@@ -33,6 +36,20 @@ type cachedChild struct {
 	// labels and annotations digest every label and every annotation
 	// but deploymentRevision (see changedByAnyone).
 	labels, annotations uint64
+}
+
+// keptManager is a managedFields entry as the cache keeps it.
+type keptManager struct {
+	manager, subresource string
+	// fields is the manager's field set; nil for tinyctl's own.
+	fields *metav1.FieldsV1
+}
+
+// GetObjectMeta lets the informer's store and indexes read the child's
+// name, namespace and resourceVersion (meta.Accessor).
+func (c *cachedChild) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Name: c.name, Namespace: c.namespace, UID: c.uid, ResourceVersion: c.resourceVersion,
+		Generation: c.generation}
 }
 
 // trimChild is the children informers' transform: a child's metadata
@@ -51,10 +68,8 @@ func trimChild(obj any) (any, error) {
 // tinyctl's own field set, which outweighs the rest of a child's
 // metadata, and the status subresource's entries are dropped.
 func keptChild(m metav1.ObjectMeta) any {
-	out := &cachedChild{
-		PartialObjectMetadata: metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
-			Name: m.Name, Namespace: interned(m.Namespace), UID: m.UID, ResourceVersion: m.ResourceVersion,
-			Generation: m.Generation}},
+	out := &cachedChild{name: m.Name, namespace: interned(m.Namespace), uid: m.UID, resourceVersion: m.ResourceVersion,
+		generation:    m.Generation,
 		componentName: m.Labels[render.LabelName], component: m.Labels[render.LabelComponent],
 		hash: m.Annotations[render.AnnotationContentHash], fence: interned(m.Annotations[apply.AnnotationFence]),
 		labels: mapDigest(m.Labels, ""), annotations: mapDigest(m.Annotations, deploymentRevision)}
@@ -62,11 +77,11 @@ func keptChild(m metav1.ObjectMeta) any {
 		if mf.Subresource == "status" {
 			continue
 		}
-		e := metav1.ManagedFieldsEntry{Manager: interned(mf.Manager), Subresource: interned(mf.Subresource)}
+		e := keptManager{manager: interned(mf.Manager), subresource: interned(mf.Subresource)}
 		if mf.Manager != apply.FieldManager {
-			e.FieldsType, e.FieldsV1 = interned(mf.FieldsType), mf.FieldsV1
+			e.fields = mf.FieldsV1
 		}
-		out.ManagedFields = append(out.ManagedFields, e)
+		out.managers = append(out.managers, e)
 	}
 	return out
 }
@@ -91,11 +106,21 @@ func asChild(obj any) (*cachedChild, bool) {
 // live returns the child's metadata as apply reads it: with the labels
 // and annotations kept. It is a new object each time.
 func (c *cachedChild) live() *metav1.PartialObjectMetadata {
-	out := &metav1.PartialObjectMetadata{ObjectMeta: c.ObjectMeta}
+	out := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: c.name, Namespace: c.namespace, UID: c.uid,
+		ResourceVersion: c.resourceVersion, Generation: c.generation}}
 	out.Labels = present(nil, render.LabelName, c.componentName)
 	out.Labels = present(out.Labels, render.LabelComponent, c.component)
 	out.Annotations = present(nil, render.AnnotationContentHash, c.hash)
 	out.Annotations = present(out.Annotations, apply.AnnotationFence, c.fence)
+	if len(c.managers) > 0 {
+		out.ManagedFields = make([]metav1.ManagedFieldsEntry, len(c.managers))
+		for i, e := range c.managers {
+			out.ManagedFields[i] = metav1.ManagedFieldsEntry{Manager: e.manager, Subresource: e.subresource, FieldsV1: e.fields}
+			if e.fields != nil {
+				out.ManagedFields[i].FieldsType = "FieldsV1"
+			}
+		}
+	}
 	return out
 }
 
@@ -116,7 +141,7 @@ func (c *cachedChild) key() (string, bool) {
 	if c.componentName == "" {
 		return "", false
 	}
-	return api.Key(c.Namespace, c.componentName), true
+	return api.Key(c.namespace, c.componentName), true
 }
 
 // digestSeed seeds the digests: they are compared within one process

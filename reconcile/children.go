@@ -78,7 +78,7 @@ type children struct {
 	onChange  func(key string)
 	// wakes reports whether an event wakes the loop now: not the loop's
 	// own write, nor one held until its write ends (ownwrites.go).
-	wakes func(kind string, m *metav1.PartialObjectMetadata) bool
+	wakes func(kind, namespace, name, resourceVersion string) bool
 	// namespaces scopes the informers (one per kind and namespace, so a
 	// namespaced Role suffices); empty means one cluster-wide informer
 	// per kind.
@@ -103,7 +103,7 @@ type informerKey struct {
 }
 
 func newChildren(meta metadata.Interface, disc discovery.DiscoveryInterface, namespaces []string, onChange func(string),
-	wakes func(string, *metav1.PartialObjectMetadata) bool) *children {
+	wakes func(kind, namespace, name, resourceVersion string) bool) *children {
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
@@ -235,7 +235,7 @@ func (c *children) handle(k childKind, inf cache.SharedIndexInformer) {
 // woken reports whether an event for obj, of kind k, wakes the loop now.
 func (c *children) woken(k childKind, obj any) bool {
 	m, ok := asChild(obj)
-	return !ok || c.wakes == nil || c.wakes(k.gvk.Kind, &m.PartialObjectMetadata)
+	return !ok || c.wakes == nil || c.wakes(k.gvk.Kind, m.namespace, m.name, m.resourceVersion)
 }
 
 // changedByAnyone filters out status-only updates (a Deployment's status
@@ -248,8 +248,8 @@ func changedByAnyone(old, cur any) bool {
 	if !ok1 || !ok2 {
 		return true
 	}
-	return o.Generation != n.Generation || o.annotations != n.annotations ||
-		o.labels != n.labels || len(o.ManagedFields) != len(n.ManagedFields)
+	return o.generation != n.generation || o.annotations != n.annotations ||
+		o.labels != n.labels || len(o.managers) != len(n.managers)
 }
 
 // deploymentRevision is the annotation the Deployment controller keeps.
@@ -286,8 +286,8 @@ func (c *children) of(namespace, name string) []child {
 				continue
 			}
 			for _, o := range workload.InComponentBucket(inf.GetIndexer(), want) {
-				if m, ok := asChild(o); ok && m.component == want && m.Namespace == namespace {
-					out = append(out, child{kind: k, namespace: m.Namespace, name: m.Name, component: want})
+				if m, ok := asChild(o); ok && m.component == want && m.namespace == namespace {
+					out = append(out, child{kind: k, namespace: m.namespace, name: m.name, component: want})
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -32,27 +33,29 @@ func TestTrimChildKeepsWhatTheLoopReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := got.(*cachedChild)
-	if m.Name != "thumbs" || m.Namespace != "media" || m.UID != "u1" || m.ResourceVersion != "42" || m.Generation != 3 {
-		t.Errorf("identity not kept: %+v", m.ObjectMeta)
+	if m.name != "thumbs" || m.namespace != "media" || m.uid != "u1" || m.resourceVersion != "42" || m.generation != 3 {
+		t.Errorf("identity not kept: %+v", m)
 	}
-	if m.Labels != nil || m.Annotations != nil {
-		t.Errorf("label or annotation maps kept: %v, %v", m.Labels, m.Annotations)
+	if acc, err := meta.Accessor(m); err != nil || acc.GetName() != "thumbs" || acc.GetNamespace() != "media" || acc.GetResourceVersion() != "42" {
+		t.Errorf("the informer cannot read the child's identity: %v, %v", acc, err)
 	}
-	if live := m.live(); live.Labels[render.LabelName] != "thumbs" || live.Annotations[render.AnnotationContentHash] != "abc" ||
-		live.Name != "thumbs" || len(live.ManagedFields) != 2 {
+	live := m.live()
+	if live.Labels[render.LabelName] != "thumbs" || live.Annotations[render.AnnotationContentHash] != "abc" ||
+		live.Name != "thumbs" || live.UID != "u1" || live.ResourceVersion != "42" || live.Generation != 3 {
 		t.Errorf("the metadata apply reads: labels %v, annotations %v, %+v", live.Labels, live.Annotations, live.ObjectMeta)
 	}
 	if key, ok := m.key(); !ok || key != api.Key("media", "thumbs") {
 		t.Errorf("component key %q, %v; want media.thumbs", key, ok)
 	}
-	if len(m.ManagedFields) != 2 {
-		t.Fatalf("managed fields %+v: want tinyctl's and kubectl-label's, not the status entry", m.ManagedFields)
+	if len(live.ManagedFields) != 2 {
+		t.Fatalf("managed fields %+v: want tinyctl's and kubectl-label's, not the status entry", live.ManagedFields)
 	}
-	if own, other := m.ManagedFields[0], m.ManagedFields[1]; own.FieldsV1 != nil || other.FieldsV1 != set || other.Manager != "kubectl-label" {
-		t.Errorf("tinyctl's set kept (%v) or another manager's dropped (%+v)", own.FieldsV1, other)
+	own, other := live.ManagedFields[0], live.ManagedFields[1]
+	if own.Manager != apply.FieldManager || own.FieldsV1 != nil || other.FieldsV1 != set || other.Manager != "kubectl-label" || other.FieldsType != "FieldsV1" {
+		t.Errorf("tinyctl's set kept (%+v) or another manager's dropped (%+v)", own, other)
 	}
-	if m.ManagedFields[1].Time != nil || !m.CreationTimestamp.IsZero() || m.APIVersion != "" {
-		t.Errorf("fields nobody reads kept: %+v", m)
+	if other.Time != nil || other.Operation != "" || !live.CreationTimestamp.IsZero() || live.APIVersion != "" {
+		t.Errorf("fields nobody reads kept: %+v", live)
 	}
 }
 

@@ -3,7 +3,6 @@ package reconcile
 import (
 	"sync"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tinyctl/tinyctl/apply"
@@ -100,19 +99,20 @@ const (
 	ownEvent         // the loop's own write: wakes nobody
 )
 
-// event judges an informer event for child kind/m; latest returns the
-// component's current revision and whether it still holds a value.
-func (w *ownWrites) event(kind string, m *metav1.PartialObjectMetadata, latest func(key string) (uint64, bool)) verdict {
-	ref := childRef(kind, m.Namespace, m.Name)
+// event judges an informer event for child kind namespace/name at
+// resourceVersion; latest returns the component's current revision and
+// whether it still holds a value.
+func (w *ownWrites) event(kind, namespace, name, resourceVersion string, latest func(key string) (uint64, bool)) verdict {
+	ref := childRef(kind, namespace, name)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if held, ok := w.inFlight[ref]; ok {
-		w.inFlight[ref] = append(held, m.ResourceVersion)
+		w.inFlight[ref] = append(held, resourceVersion)
 		return heldBack
 	}
 	own, ok := w.written[ref]
 	delete(w.written, ref)
-	if !ok || own.resourceVersion != m.ResourceVersion {
+	if !ok || own.resourceVersion != resourceVersion {
 		return wakeLoop
 	}
 	if rev, live := latest(own.key); !live || rev != own.rev {
@@ -121,9 +121,10 @@ func (w *ownWrites) event(kind string, m *metav1.PartialObjectMetadata, latest f
 	return ownEvent
 }
 
-// wakes reports whether the informer event for kind/m wakes the loop now.
-func (c *Controller) wakes(kind string, m *metav1.PartialObjectMetadata) bool {
-	return c.own.event(kind, m, func(key string) (uint64, bool) {
+// wakes reports whether the informer event for child kind namespace/name
+// at resourceVersion wakes the loop now.
+func (c *Controller) wakes(kind, namespace, name, resourceVersion string) bool {
+	return c.own.event(kind, namespace, name, resourceVersion, func(key string) (uint64, bool) {
 		e, ok := c.specs.get(key)
 		return e.rev, ok && !e.deleted
 	}) == wakeLoop

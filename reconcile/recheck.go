@@ -161,7 +161,7 @@ func (c *Controller) Orphans() map[string][]api.Child {
 		if !ok || c.specs.known(key) {
 			return
 		}
-		out[key] = append(out[key], api.Child{Kind: k.gvk.Kind, Namespace: m.Namespace, Name: m.Name})
+		out[key] = append(out[key], api.Child{Kind: k.gvk.Kind, Namespace: m.namespace, Name: m.name})
 	}, "")
 	return out
 }

@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -86,8 +87,8 @@ func TestTheCacheKeepsTheMetadataAskedFor(t *testing.T) {
 	if kept, ok := Kept(obj); !ok || kept != "video" {
 		t.Errorf("Kept of a Deployment cached with KeepMetadata: %v, %v; want video", kept, ok)
 	}
-	if m := obj.(*cachedDeployment); m.Name != "resize" || m.ResourceVersion != "7" || m.Labels != nil {
-		t.Errorf("the cache key's metadata: %+v; want the name and version, no labels", m.ObjectMeta)
+	if m, err := meta.Accessor(obj); err != nil || m.GetName() != "resize" || m.GetNamespace() != "media" || m.GetResourceVersion() != "7" || m.GetLabels() != nil {
+		t.Errorf("the cache key's metadata: %+v, %v; want the name, namespace and version, no labels", m, err)
 	}
 	if c, _ := componentLabels(obj); c != "media.resize" {
 		t.Errorf("component label beside the kept metadata: %q, want media.resize", c)

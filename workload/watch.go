@@ -193,10 +193,8 @@ func (w *Watcher) notify(obj any) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
 	}
-	if m, ok := obj.(metav1.Object); ok {
-		if _, name := componentLabels(obj); name != "" {
-			w.onChange(api.Key(m.GetNamespace(), name))
-		}
+	if _, name := componentLabels(obj); name != "" {
+		w.onChange(api.Key(namespaceOf(obj), name))
 	}
 }
 
@@ -206,7 +204,7 @@ func sameHealthInputs(old, cur any) bool {
 	switch o := old.(type) {
 	case *cachedDeployment:
 		n, ok := cur.(*cachedDeployment)
-		return ok && o.Generation == n.Generation && o.hash == n.hash &&
+		return ok && o.generation == n.generation && o.hash == n.hash &&
 			equality.Semantic.DeepEqual(o.replicas, n.replicas) &&
 			equality.Semantic.DeepEqual(o.status, n.status)
 	case *corev1.Pod:
@@ -259,7 +257,7 @@ func cached(infs []cache.SharedIndexInformer, want, ns string) []any {
 			if c, _ := componentLabels(o); c != want {
 				continue
 			}
-			if m, ok := o.(metav1.Object); ok && m.GetNamespace() == ns {
+			if namespaceOf(o) == ns {
 				out = append(out, o)
 			}
 		}

@@ -66,7 +66,11 @@ func fieldProblems(data []byte, t reflect.Type, path string) []error {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if f.IsExported() && name != "-" && name != "" {
+		switch {
+		case !f.IsExported() || name == "-":
+		case name == "":
+			fields[f.Name] = f.Type // api's types embed no structs
+		default:
 			fields[name] = f.Type
 		}
 	}
