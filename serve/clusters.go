@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-
-	"github.com/tinyctl/tinyctl/bus/status"
 )
 
 // watchClusters exports, every heartbeat TTL until ctx ends, which clusters
@@ -23,22 +21,12 @@ func (p *Process) watchClusters(ctx context.Context) {
 		case <-tick.C:
 		}
 		rctx, cancel := context.WithTimeout(ctx, p.cfg.HeartbeatTTL)
-		recs, err := p.statuses.List(rctx)
+		stale, err := p.statuses.Clusters(rctx)
 		cancel()
 		if err != nil {
 			zerolog.Ctx(ctx).Warn().Err(err).Msg("list status records for stale clusters")
 			continue
 		}
-		p.metrics.setStaleClusters(staleClusters(recs))
+		p.metrics.setStaleClusters(stale)
 	}
-}
-
-// staleClusters maps every cluster named by a status record to whether its
-// heartbeat is stale.
-func staleClusters(recs []status.Record) map[string]bool {
-	out := map[string]bool{}
-	for _, r := range recs {
-		out[r.Cluster] = out[r.Cluster] || r.Stale
-	}
-	return out
 }

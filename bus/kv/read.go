@@ -86,12 +86,38 @@ func (b *Bucket) List(ctx context.Context, filters ...string) ([]Entry, error) {
 	if b.scoped != nil {
 		return b.scopedList(ctx, filters)
 	}
+	return b.latest(ctx, filters)
+}
+
+// Keys returns the keys List would return entries of, sorted, without
+// reading their values (through a scoped account, which has no
+// headers-only watch here, it lists and drops the values).
+func (b *Bucket) Keys(ctx context.Context, filters ...string) ([]string, error) {
+	var entries []Entry
+	var err error
+	if b.scoped != nil {
+		entries, err = b.scopedList(ctx, filters)
+	} else {
+		entries, err = b.latest(ctx, filters, jetstream.MetaOnly())
+	}
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(entries))
+	for i, e := range entries {
+		keys[i] = e.Key
+	}
+	return keys, nil
+}
+
+// latest is List through a watch of the bucket, with opts added.
+func (b *Bucket) latest(ctx context.Context, filters []string, opts ...jetstream.WatchOpt) ([]Entry, error) {
 	var out []Entry
 	err := b.c.Guarded(ctx, b.apiPatterns(), func(ctx context.Context) error {
 		if len(filters) == 0 {
 			filters = []string{">"}
 		}
-		w, err := b.kv.WatchFiltered(ctx, slices.Clone(filters), jetstream.IgnoreDeletes())
+		w, err := b.kv.WatchFiltered(ctx, slices.Clone(filters), append(opts, jetstream.IgnoreDeletes())...)
 		if err != nil {
 			return err
 		}

@@ -187,6 +187,36 @@ func (s *Store) ListCluster(ctx context.Context, cluster string) ([]Record, erro
 	return s.list(ctx, "*.*."+cluster)
 }
 
+// Clusters returns every cluster that has status records in the bucket,
+// and whether its heartbeat is stale (as the records' Stale): the
+// judgement `tinyctl status` makes, from the records' keys alone, so that
+// serve can make it every heartbeat TTL without reading and decoding every
+// record of every cluster.
+func (s *Store) Clusters(ctx context.Context) (map[string]bool, error) {
+	keys, err := s.status.Keys(ctx, ">")
+	if err != nil {
+		return nil, err
+	}
+	beats, err := s.Heartbeats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	out := map[string]bool{}
+	for _, k := range keys {
+		c := statusFromKey(k).Cluster
+		if _, seen := out[c]; seen {
+			continue
+		}
+		var hb *HeartbeatRecord
+		if b, ok := beats[c]; ok {
+			hb = &b
+		}
+		out[c] = Stale(hb, now)
+	}
+	return out, nil
+}
+
 func (s *Store) list(ctx context.Context, filter string) ([]Record, error) {
 	entries, err := s.status.List(ctx, filter)
 	if err != nil {

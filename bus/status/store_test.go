@@ -96,12 +96,24 @@ func TestStatusRoundTripsAndListsWithStaleness(t *testing.T) {
 	if len(list) != 2 || list[0].Cluster != "east" || list[0].Stale || list[1].Cluster != "west" || !list[1].Stale {
 		t.Fatalf("list: want east live and west (no heartbeat) stale, got %+v", list)
 	}
+	second := east
+	second.Component = "workers.loader"
+	_, err = store.Put(ctx, second)
+	testenv.Must(t, err)
+	clusters, err := store.Clusters(ctx)
+	testenv.Must(t, err)
+	if diff := cmp.Diff(map[string]bool{"east": false, "west": true}, clusters); diff != "" {
+		t.Fatalf("clusters and their staleness (-want +got):\n%s", diff)
+	}
 
 	clock.Add(11 * time.Second) // past east's ttl by the reader's clock
 	got, err = store.Get(ctx, "workers.extractor", "east")
 	testenv.Must(t, err)
 	if !got.Stale {
 		t.Fatal("east still live 11s after a heartbeat with a 10s ttl")
+	}
+	if clusters, err = store.Clusters(ctx); err != nil || !clusters["east"] || len(clusters) != 2 {
+		t.Fatalf("clusters 11s after east's heartbeat: %v, %v; want both stale", clusters, err)
 	}
 	if _, err := store.Put(ctx, api.Status{Component: "workers", Cluster: "east"}); err == nil {
 		t.Fatal("a component without a namespace was accepted")
