@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tinyctl/tinyctl/api"
@@ -102,6 +104,12 @@ func TestDecodeReportsEveryProblemTogether(t *testing.T) {
 			for i, w := range tt.want {
 				if !strings.Contains(de.Errs[i].Error(), w) {
 					t.Errorf("problem %d = %q, want it to contain %q", i, de.Errs[i], w)
+				}
+				// An unknown field has the strict decoder's form, path and all,
+				// as on the fast path (tinyctl apply prints "path: unknown field").
+				var fe sigsjson.FieldError
+				if strings.HasPrefix(w, "unknown field") && (!errors.As(de.Errs[i], &fe) || strconv.Quote(fe.FieldPath()) != strings.TrimPrefix(w, "unknown field ")) {
+					t.Errorf("problem %d = %#v, want a field error with the path of %s", i, de.Errs[i], w)
 				}
 			}
 		})

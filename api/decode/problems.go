@@ -3,7 +3,6 @@ package decode
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -93,7 +92,7 @@ func eachValue(data []byte, path string, typeOf func(key string) (reflect.Type, 
 		if t, ok := typeOf(key); ok {
 			out = append(out, everyProblem(values[key], t, withDot(path)+key)...)
 		} else {
-			out = append(out, fmt.Errorf("unknown field %q", withDot(path)+key))
+			out = append(out, &unknownField{path: withDot(path) + key})
 		}
 	}
 	return out
@@ -111,6 +110,17 @@ func itemProblems(data []byte, t reflect.Type, path string) []error {
 	}
 	return out
 }
+
+// unknownField is an unknown field found by everyProblem, in the form of
+// the strict decoder's own (a sigsjson.FieldError), so that readers that
+// split a problem into path and message see both paths alike.
+type unknownField struct{ path string }
+
+func (u *unknownField) Error() string            { return "unknown field " + strconv.Quote(u.path) }
+func (u *unknownField) FieldPath() string        { return u.path }
+func (u *unknownField) SetFieldPath(path string) { u.path = path }
+
+var _ sigsjson.FieldError = (*unknownField)(nil)
 
 // under puts path in front of the field paths of strict decoding errors.
 func under(strict []error, path string) []error {
