@@ -62,6 +62,7 @@ func desiredFields(desired *unstructured.Unstructured) (*fieldpath.Set, bool) {
 func contested(live *metav1.PartialObjectMetadata, desired *unstructured.Unstructured) ([]string, bool) {
 	var want *fieldpath.Set
 	var managers []string
+	labels, annotations := desired.GetLabels(), desired.GetAnnotations() // copies: once, not per manager
 	_, setsReplicas, _ := unstructured.NestedFieldNoCopy(desired.Object, "spec", "replicas")
 	for _, mf := range live.GetManagedFields() {
 		switch {
@@ -74,7 +75,7 @@ func contested(live *metav1.PartialObjectMetadata, desired *unstructured.Unstruc
 		if err := owned.FromJSON(bytes.NewReader(mf.FieldsV1.GetRawBytes())); err != nil {
 			return nil, false
 		}
-		takes, known := metadataOwner(owned, desired)
+		takes, known := metadataOwner(owned, labels, annotations)
 		if !known {
 			if want == nil {
 				var ok bool
@@ -93,12 +94,11 @@ func contested(live *metav1.PartialObjectMetadata, desired *unstructured.Unstruc
 }
 
 // metadataOwner tells without a schema whether a manager owning owned takes
-// a field desired sets, when owned holds only labels and annotations (maps,
+// a field desired sets (desired's labels and annotations given), when owned holds only labels and annotations (maps,
 // which every schema reads alike). known is false for any other field, and
 // when desired has an empty map that owned holds the whole of: the schema
 // answers those.
-func metadataOwner(owned *fieldpath.Set, desired *unstructured.Unstructured) (takes, known bool) {
-	maps := map[string]map[string]string{"labels": desired.GetLabels(), "annotations": desired.GetAnnotations()}
+func metadataOwner(owned *fieldpath.Set, labels, annotations map[string]string) (takes, known bool) {
 	known = true
 	owned.Iterate(func(p fieldpath.Path) {
 		if !known {
@@ -108,7 +108,16 @@ func metadataOwner(owned *fieldpath.Set, desired *unstructured.Unstructured) (ta
 			known = false
 			return
 		}
-		m, isMap := maps[*p[1].FieldName]
+		var m map[string]string
+		isMap := true
+		switch *p[1].FieldName {
+		case "labels":
+			m = labels
+		case "annotations":
+			m = annotations
+		default:
+			isMap = false
+		}
 		switch {
 		case !isMap:
 			known = false

@@ -105,7 +105,7 @@ func TestMetadataOwnerAgreesWithTheSchema(t *testing.T) {
 			if err := owned.FromJSON(strings.NewReader(o.json)); err != nil {
 				t.Fatal(err)
 			}
-			takes, known := metadataOwner(owned, d)
+			takes, known := metadataOwner(owned, d.GetLabels(), d.GetAnnotations())
 			if d.GetLabels() == nil || len(d.GetLabels()) > 0 {
 				if known != o.wantKnown {
 					t.Errorf("%s on %v: known = %v, want %v", o.json, d.Object["metadata"], known, o.wantKnown)
