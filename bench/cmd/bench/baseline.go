@@ -82,6 +82,7 @@ func (b *bench) runBaseline(ctx context.Context, n, round int, v baselineVariant
 		want[api.KeyOf(component(i))] = 1
 	}
 	b.logf("%s: %d Components created; starting the operator", r.Variant, n)
+	r.machine0 = readMachine()
 	p, err := b.startBaseline(e, fmt.Sprintf("%s-%d-r%d", slug(v.name), n, round), v.args)
 	if err != nil {
 		return r, err

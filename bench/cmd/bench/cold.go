@@ -26,6 +26,12 @@ type coldResult struct {
 	Store storeUse `json:"store"`
 	// Steps is where a new component's time went (serve and the floor).
 	Steps stepTimes `json:"steps,omitempty"`
+	// MachineBusy is the share of the machine's CPU (all cores, every
+	// process) that was busy during the run: near 1, the run was CPU
+	// bound; well below, it waited on round trips.
+	MachineBusy float64  `json:"machineBusy,omitempty"`
+	Parts       partsCPU `json:"parts"`
+	machine0    machineTimes
 }
 
 // runFloor measures the floor for n components on a fresh env. When then
@@ -38,11 +44,14 @@ func (b *bench) runFloor(ctx context.Context, n, round int, then func(*env) erro
 	defer e.close(ctx)
 	b.logf("floor: %d components, %d writers", n, b.workers)
 	steps := newStepClock()
+	machine0 := readMachine()
 	d, err := e.floor(ctx, n, b.workers, steps)
 	if err != nil {
 		return coldResult{}, err
 	}
 	r := coldResult{N: n, Round: round, Variant: "floor", Time: d, Steps: steps.means()}
+	r.MachineBusy, r.Parts = busySince(machine0)
+	b.logf("floor: %d components in %s, machine %.0f %% busy, %s", n, d.Round(time.Millisecond), 100*r.MachineBusy, r.Parts)
 	if r.Store, err = e.storeUse(ctx); err != nil {
 		return r, err
 	}
@@ -75,6 +84,7 @@ func (b *bench) runCold(ctx context.Context, n, round int, extra []string,
 		return r, err
 	}
 	b.logf("%s: %d components published; starting serve", r.Variant, n)
+	r.machine0 = readMachine()
 	p, err := b.startServe(e, filepath.Join(b.out, fmt.Sprintf("serve-%d-%s-r%d.log", n, slug(r.Variant), round)), extra...)
 	if err != nil {
 		return r, err
@@ -107,12 +117,13 @@ func (b *bench) runCold(ctx context.Context, n, round int, extra []string,
 // and checks that it made every object.
 func (b *bench) finishCold(ctx context.Context, e *env, p *proc, r *coldResult) error {
 	r.Time = time.Since(p.started)
+	r.MachineBusy, r.Parts = busySince(r.machine0)
 	u, err := p.usage()
 	if err != nil {
 		return err
 	}
 	r.CPU, r.PeakRSS = u.CPU, u.PeakRSS
-	b.logf("%s: %d components converged in %s", r.Variant, r.N, r.Time.Round(time.Millisecond))
+	b.logf("%s: %d components converged in %s, machine %.0f %% busy, %s", r.Variant, r.N, r.Time.Round(time.Millisecond), 100*r.MachineBusy, r.Parts)
 	if r.APF, err = e.apf(ctx); err != nil {
 		return err
 	}

@@ -59,3 +59,105 @@ func readUsage(pid int) (usage, error) {
 
 // usage reads the serve process's usage.
 func (p *proc) usage() (usage, error) { return readUsage(p.cmd.Process.Pid) }
+
+// machineTimes is the whole machine's CPU time from /proc/stat's first
+// line, in clock ticks: busy (user, nice, system, irq, softirq, steal)
+// and all (busy plus idle and iowait).
+type machineTimes struct {
+	busy, all int64
+	parts     partsCPU
+}
+
+// partsCPU is the CPU time of the parts around the controller: the
+// driver (this process, with the embedded nats-server), the API server
+// and etcd.
+type partsCPU struct {
+	Driver    time.Duration `json:"driver"`
+	APIServer time.Duration `json:"apiServer"`
+	Etcd      time.Duration `json:"etcd"`
+}
+
+// readParts reads the CPU time of this process and of its children named
+// kube-apiserver and etcd.
+func readParts() partsCPU {
+	var p partsCPU
+	if u, err := readUsage(os.Getpid()); err == nil {
+		p.Driver = u.CPU
+	}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		open, shut := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || shut < open {
+			continue
+		}
+		f := strings.Fields(s[shut+1:])
+		if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		u, err := readUsage(pid)
+		if err != nil {
+			continue
+		}
+		switch s[open+1 : shut] {
+		case "kube-apiserver":
+			p.APIServer += u.CPU
+		case "etcd":
+			p.Etcd += u.CPU
+		}
+	}
+	return p
+}
+
+func (p partsCPU) minus(q partsCPU) partsCPU {
+	return partsCPU{Driver: p.Driver - q.Driver, APIServer: p.APIServer - q.APIServer, Etcd: p.Etcd - q.Etcd}
+}
+
+// readMachine reads /proc/stat; a zero machineTimes when it cannot.
+func readMachine() machineTimes {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineTimes{}
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return machineTimes{}
+	}
+	t := machineTimes{parts: readParts()}
+	for i, s := range f[1:9] { // user nice system idle iowait irq softirq steal
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return machineTimes{}
+		}
+		t.all += v
+		if i != 3 && i != 4 {
+			t.busy += v
+		}
+	}
+	return t
+}
+
+// busySince is the share of the machine's CPU time (all cores) that was
+// busy since start, 0 to 1 (0 when either reading failed), and the CPU
+// time the parts used since.
+func busySince(start machineTimes) (float64, partsCPU) {
+	now := readMachine()
+	if start.all == 0 || now.all <= start.all {
+		return 0, partsCPU{}
+	}
+	return float64(now.busy-start.busy) / float64(now.all-start.all), now.parts.minus(start.parts)
+}
+
+func (p partsCPU) String() string {
+	return fmt.Sprintf("CPU: API server %.1f s, etcd %.1f s, driver and NATS %.1f s",
+		p.APIServer.Seconds(), p.Etcd.Seconds(), p.Driver.Seconds())
+}

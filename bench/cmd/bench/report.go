@@ -90,8 +90,8 @@ func (r results) markdown(w io.Writer) {
 	if r.Failed != "" {
 		fmt.Fprintf(w, "\n**The run stopped early:** %s\n", r.Failed)
 	}
-	fmt.Fprintln(w, "\n| N | round | run | time | ms per component | × floor | controller CPU | controller peak RSS | APF: requests, mean queue wait, >20 ms, rejected |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "\n| N | round | run | time | ms per component | × floor | machine busy | CPU: API server, etcd, driver and NATS | controller CPU | controller peak RSS | APF: requests, mean queue wait, >20 ms, rejected |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range r.Cold {
 		ratio, cpu, rss, apf := "", "", "", ""
 		if f, ok := floorOf(r.Cold, c); ok && c.Variant != "floor" {
@@ -99,8 +99,9 @@ func (r results) markdown(w io.Writer) {
 			cpu, rss = fmt.Sprintf("%.1f s", c.CPU.Seconds()), mib(c.PeakRSS)
 			apf = fmt.Sprintf("%d, %s, %d, %d", c.APF.Dispatched, c.APF.MeanWait.Round(time.Microsecond), c.APF.Over20ms, c.APF.Rejected)
 		}
-		fmt.Fprintf(w, "| %d | %d | %s | %.2f s | %.2f | %s | %s | %s | %s |\n", c.N, c.Round, "`"+c.Variant+"`",
-			c.Time.Seconds(), float64(c.Time.Microseconds())/1000/float64(c.N), ratio, cpu, rss, apf)
+		fmt.Fprintf(w, "| %d | %d | %s | %.2f s | %.2f | %s | %.0f %% | %.1f s, %.1f s, %.1f s | %s | %s | %s |\n", c.N, c.Round, "`"+c.Variant+"`",
+			c.Time.Seconds(), float64(c.Time.Microseconds())/1000/float64(c.N), ratio, 100*c.MachineBusy,
+			c.Parts.APIServer.Seconds(), c.Parts.Etcd.Seconds(), c.Parts.Driver.Seconds(), cpu, rss, apf)
 	}
 	stepsTable(w, r.Cold)
 	steadyTables(w, r.Steady)
