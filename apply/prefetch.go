@@ -9,6 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
+// fromWatchCache asks for any version the API server holds (resource
+// version "0"): served from its watch cache, with no read from etcd.
+var fromWatchCache = metav1.GetOptions{ResourceVersion: "0"}
+
 // Prefetch starts reading, concurrently and in the background, the live
 // metadata of the objects known has no answer for (a new component's
 // children, say), so that these reads overlap with what the caller does
@@ -18,11 +22,13 @@ import (
 // object whose read failed, or whose kind the API server does not serve,
 // is left to Apply to read itself.
 //
-// An answer is as old as its read. Apply therefore creates an object read
-// as absent without force: one someone else has created since, with other
-// values, comes back as a conflict and is read and judged again (refused
-// when it is not the caller's); only an identical one created in between
-// would be shared.
+// The reads are answered from the API server's watch cache
+// (fromWatchCache), not from etcd: an answer is as old as that cache,
+// which trails etcd by the time a watch event takes to arrive. Apply
+// therefore creates an object read as absent without force: one someone
+// else has created since, with other values, comes back as a conflict and
+// is read and judged again (refused when it is not the caller's); only an
+// identical one created in between would be shared.
 func (m *Manager) Prefetch(ctx context.Context, objs []*unstructured.Unstructured,
 	known func(*unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool)) func(*unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool) {
 	type read struct {
@@ -42,7 +48,7 @@ func (m *Manager) Prefetch(ctx context.Context, objs []*unstructured.Unstructure
 		r := &read{}
 		reads[obj] = r
 		wg.Go(func() {
-			live, err := m.metaClient(mapping, obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
+			live, err := m.metaClient(mapping, obj.GetNamespace()).Get(ctx, obj.GetName(), fromWatchCache)
 			switch {
 			case apierrors.IsNotFound(err):
 				r.ok = true

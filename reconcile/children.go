@@ -91,7 +91,10 @@ type children struct {
 
 	mu        sync.Mutex
 	informers map[informerKey]cache.SharedIndexInformer
-	stops     []context.CancelFunc
+	// others watch, per kind and scope, the objects without tinyctl's
+	// label, for their names alone (others.go).
+	others map[informerKey]cache.SharedIndexInformer
+	stops  []context.CancelFunc
 	// refused are the optional kinds the API server refuses to let this
 	// controller list, with its answer (see refused.go).
 	refused map[schema.GroupKind]error
@@ -108,7 +111,7 @@ func newChildren(meta metadata.Interface, disc discovery.DiscoveryInterface, nam
 		namespaces = []string{metav1.NamespaceAll}
 	}
 	return &children{meta: meta, discovery: disc, onChange: onChange, wakes: wakes, namespaces: namespaces,
-		informers: map[informerKey]cache.SharedIndexInformer{}, refused: map[schema.GroupKind]error{}}
+		informers: map[informerKey]cache.SharedIndexInformer{}, others: map[informerKey]cache.SharedIndexInformer{}, refused: map[schema.GroupKind]error{}}
 }
 
 // startAvailable starts an informer for every child kind the API server
@@ -141,12 +144,18 @@ func (c *children) startAvailable(ctx context.Context) error {
 	return nil
 }
 
-// startKind starts the informers of kind k, in every namespace or in none.
+// startKind starts the informers of kind k, tinyctl's objects' and the
+// others', in every namespace or in none.
 func (c *children) startKind(ctx context.Context, k childKind) error {
 	kctx, cancel := context.WithCancel(ctx)
 	infs := make(map[informerKey]cache.SharedIndexInformer, len(c.namespaces))
+	others := make(map[informerKey]cache.SharedIndexInformer, len(c.namespaces))
 	for _, ns := range c.namespaces {
 		inf, err := c.start(kctx, k, ns)
+		if err == nil {
+			others[informerKey{k.gvr, ns}] = c.newOthersInformer(k, ns)
+			err = workload.RunInformer(kctx, others[informerKey{k.gvr, ns}])
+		}
 		if err != nil {
 			cancel()
 			return err
@@ -156,6 +165,7 @@ func (c *children) startKind(ctx context.Context, k childKind) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	maps.Copy(c.informers, infs)
+	maps.Copy(c.others, others)
 	c.stops = append(c.stops, cancel) // they run until ctx ends
 	return nil
 }
@@ -322,7 +332,9 @@ func (c *children) each(fn func(childKind, *cachedChild), ns string) {
 }
 
 // get returns the cached metadata of the live object obj names, when an
-// informer for its kind and namespace has it.
+// informer for its kind and namespace has it; nil and true when neither
+// that informer nor the others' has an object of that name (it does not
+// exist, see others.go); false when the caches cannot tell.
 func (c *children) get(obj *unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool) {
 	gk := obj.GroupVersionKind().GroupKind()
 	c.mu.Lock()
@@ -337,7 +349,8 @@ func (c *children) get(obj *unstructured.Unstructured) (*metav1.PartialObjectMet
 				if m, isChild := asChild(item); err == nil && exists && isChild {
 					return m.live(), true
 				}
-				return nil, false
+				key := informerKey{k.gvr, scope}
+				return nil, err == nil && !exists && c.untaken(key, obj.GetNamespace(), obj.GetName())
 			}
 		}
 	}

@@ -115,7 +115,7 @@ func (c *Controller) regarding(e event.Event) *corev1.ObjectReference {
 	obj.SetKind(dep.Kind)
 	obj.SetNamespace(ns)
 	obj.SetName(name)
-	if live, ok := c.children.get(obj); ok {
+	if live, ok := c.children.get(obj); ok && live != nil {
 		dep.UID = live.UID
 		return dep
 	}

@@ -106,9 +106,11 @@ func (c *Controller) execute(ctx context.Context, p plan) ([]api.Child, error) {
 		return nil, err
 	}
 	desired, refused := c.children.withoutRefused(p.desired)
-	// The children the informers do not hold (a new component's) are read
-	// while the revision is checked and the stream ensured, not one by one
-	// before each apply. A reconcile that ends early cancels the reads.
+	// The children the caches cannot answer for (a name someone else's
+	// object holds, a kind without an informer) are read while the
+	// revision is checked and the stream ensured, not one by one before
+	// each apply; a new component's are known absent and not read at all
+	// (others.go). A reconcile that ends early cancels the reads.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	live := c.deps.Kube.Prefetch(ctx, desired, c.children.get)

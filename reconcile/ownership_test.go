@@ -24,16 +24,54 @@ import (
 )
 
 // TestObjectsTinyctlDidNotCreateAreNeverTouched: a cluster admin's
-// Deployment and default-deny NetworkPolicy that happen to carry a
-// component's name survive its publish and its delete unchanged, and the
-// component says why it cannot run.
+// Deployment (another tool's label) and default-deny NetworkPolicy (no
+// labels) that happen to carry a component's name, made before the
+// controller starts or while it runs, survive its publish and its delete
+// unchanged, and the component says why it cannot run.
 func TestObjectsTinyctlDidNotCreateAreNeverTouched(t *testing.T) {
 	e := newEnv(t, reconcile.Config{})
+	ctx := context.Background()
+	before := createForeign(t, e, "legacy")
+	e.start()
+	// Made while the controller runs: its caches learn of them from a
+	// watch event, not from their first list.
+	after := createForeign(t, e, "latecomer")
+	for _, f := range []foreign{before, after} {
+		comp := e.component(f.name)
+		rev := e.publish(comp)
+		rec := e.waitStatus(f.name, api.ConditionApplied, "False", rev)
+		c, _ := rec.Condition(api.ConditionApplied)
+		if c.Reason != reasons.Conflict || !strings.Contains(c.Message, "tinyctl did not create it") {
+			t.Errorf("%s: Applied = %+v, want reason %s saying tinyctl did not create the object", f.name, c, reasons.Conflict)
+		}
+		f.unchanged(t, e, "after publish")
+
+		testenv.Must(t, e.specs.Delete(ctx, api.KeyOf(defaults.Apply(comp)), 0))
+		testenv.Eventually(t, 30*time.Second, func() error {
+			if _, err := e.status(f.name); err == nil {
+				return errors.New("status record still present")
+			}
+			return nil
+		})
+		f.unchanged(t, e, "after delete")
+	}
+}
+
+// foreign is a cluster admin's Deployment and NetworkPolicy, as created.
+type foreign struct {
+	name               string
+	deployment, policy string // resource versions
+}
+
+// createForeign makes a cluster admin's Deployment, labelled as another
+// tool's, and default-deny NetworkPolicy, with no labels, named name.
+func createForeign(t *testing.T, e *env, name string) foreign {
+	t.Helper()
 	cs := kube.Clientset(t)
 	ctx := context.Background()
-	labels := map[string]string{"app": "legacy"}
+	labels := map[string]string{"app": name}
 	deploy := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "legacy", Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name, "app.kubernetes.io/managed-by": "Helm"}},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](0),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -51,40 +89,22 @@ func TestObjectsTinyctlDidNotCreateAreNeverTouched(t *testing.T) {
 	d, err := cs.AppsV1().Deployments(e.ns).Create(ctx, deploy, metav1.CreateOptions{})
 	testenv.Must(t, err)
 	np, err := cs.NetworkingV1().NetworkPolicies(e.ns).Create(ctx, &networkingv1.NetworkPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "legacy"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec:       networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}},
 	}, metav1.CreateOptions{})
 	testenv.Must(t, err)
-	unchanged := func(when string) {
-		t.Helper()
-		live := e.get(deployments, "legacy")
-		if live == nil || live.GetResourceVersion() != d.ResourceVersion {
-			t.Errorf("%s: the admin's Deployment was changed or removed: %v", when, live)
-		}
-		livePolicy := e.get(networkPolicies, "legacy")
-		if livePolicy == nil || livePolicy.GetResourceVersion() != np.ResourceVersion {
-			t.Errorf("%s: the admin's NetworkPolicy was changed or removed: %v", when, livePolicy)
-		}
-	}
+	return foreign{name: name, deployment: d.ResourceVersion, policy: np.ResourceVersion}
+}
 
-	e.start()
-	comp := e.component("legacy")
-	rev := e.publish(comp)
-	rec := e.waitStatus("legacy", api.ConditionApplied, "False", rev)
-	c, _ := rec.Condition(api.ConditionApplied)
-	if c.Reason != reasons.Conflict || !strings.Contains(c.Message, "tinyctl did not create it") {
-		t.Errorf("Ready = %+v, want reason %s saying tinyctl did not create the object", c, reasons.Conflict)
+// unchanged fails t unless both objects are still there, as created.
+func (f foreign) unchanged(t *testing.T, e *env, when string) {
+	t.Helper()
+	if live := e.get(deployments, f.name); live == nil || live.GetResourceVersion() != f.deployment {
+		t.Errorf("%s %s: the admin's Deployment was changed or removed: %v", f.name, when, live)
 	}
-	unchanged("after publish")
-
-	testenv.Must(t, e.specs.Delete(ctx, api.KeyOf(defaults.Apply(comp)), 0))
-	testenv.Eventually(t, 30*time.Second, func() error {
-		if _, err := e.status("legacy"); err == nil {
-			return errors.New("status record still present")
-		}
-		return nil
-	})
-	unchanged("after delete")
+	if live := e.get(networkPolicies, f.name); live == nil || live.GetResourceVersion() != f.policy {
+		t.Errorf("%s %s: the admin's NetworkPolicy was changed or removed: %v", f.name, when, live)
+	}
 }
 
 // TestNoWorkerRunsWithoutItsNetworkPolicy: while the API server refuses a
