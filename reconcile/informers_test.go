@@ -21,15 +21,7 @@ import (
 // (others.go) for their metadata. Every list the controller made is
 // counted, and a component still converges through the shared cache.
 func TestTheDeploymentsAreListedOnce(t *testing.T) {
-	e := newEnv(t, reconcile.Config{})
-	lists := &listCounter{seen: map[string]int{}}
-	e.kubeConfig = rest.CopyConfig(kube.Config)
-	e.kubeConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper { lists.next = rt; return lists })
-	e.start()
-	rev := e.publish(e.component("thumbs"))
-	e.waitStatus("thumbs", api.ConditionApplied, "True", rev)
-
-	got := lists.counts()
+	got, _ := convergeCounting(t, false)
 	if got["full deployments"] == 0 || got["metadata networkpolicies"] == 0 ||
 		got["others' metadata deployments"] == 0 || got["others' metadata networkpolicies"] == 0 {
 		t.Fatalf("lists and watches seen: %v; want tinyctl's Deployments listed whole, its NetworkPolicies and the others' objects of both for their metadata", got)
@@ -41,6 +33,20 @@ func TestTheDeploymentsAreListedOnce(t *testing.T) {
 		t.Errorf("Deployments listed or watched %d times for their metadata alone, beside %d whole (all: %v); want only the whole ones",
 			n, got["full deployments"], got)
 	}
+}
+
+// convergeCounting converges a component "thumbs" on a controller whose
+// requests pass through a listCounter (single: counting the reads of one
+// object) and returns what it counted.
+func convergeCounting(t *testing.T, single bool) (map[string]int, *env) {
+	e := newEnv(t, reconcile.Config{})
+	lists := &listCounter{seen: map[string]int{}, single: single}
+	e.kubeConfig = rest.CopyConfig(kube.Config)
+	e.kubeConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper { lists.next = rt; return lists })
+	e.start()
+	rev := e.publish(e.component("thumbs"))
+	e.waitStatus("thumbs", api.ConditionApplied, "True", rev)
+	return lists.counts(), e
 }
 
 // listCounter counts the list and watch requests that pass through it by
@@ -94,14 +100,7 @@ func (l *listCounter) counts() map[string]int {
 // name are still refused: TestObjectsTinyctlDidNotCreateAreNeverTouched).
 // Every read of a single Deployment or NetworkPolicy is counted.
 func TestANewComponentsChildrenAreCreatedWithoutARead(t *testing.T) {
-	e := newEnv(t, reconcile.Config{})
-	reads := &listCounter{seen: map[string]int{}, single: true}
-	e.kubeConfig = rest.CopyConfig(kube.Config)
-	e.kubeConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper { reads.next = rt; return reads })
-	e.start()
-	rev := e.publish(e.component("thumbs"))
-	e.waitStatus("thumbs", api.ConditionApplied, "True", rev)
-	got := reads.counts()
+	got, e := convergeCounting(t, true)
 	if e.get(deployments, "thumbs") == nil || e.get(networkPolicies, "thumbs") == nil {
 		t.Fatal("the component converged without its Deployment and NetworkPolicy")
 	}

@@ -18,8 +18,9 @@ import (
 // without the label too) and keeps only their names. An object in
 // neither cache does not exist, as of the last event either informer
 // received: get answers that without a read, and apply creates it
-// without force, so that one someone else has created since, with other
-// values, comes back as a conflict and is read and judged. An object in
+// without force, so that one someone else has created since, setting a
+// field tinyctl sets to another value, comes back as a conflict and is
+// read and judged. An object in
 // the others' cache is left to apply to read, and refused unless it is
 // this component's.
 
