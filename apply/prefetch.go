@@ -14,8 +14,8 @@ import (
 var fromWatchCache = metav1.GetOptions{ResourceVersion: "0"}
 
 // Prefetch starts reading, concurrently and in the background, the live
-// metadata of the objects known has no answer for (a new component's
-// children, say), so that these reads overlap with what the caller does
+// metadata of the objects known has no answer for (one whose name
+// someone else's object holds, say), so that these reads overlap with what the caller does
 // before it applies instead of coming one by one inside ApplyAll. The
 // returned function is a SetOptions.Live: known first, then what was read
 // (nil and ok when the object does not exist), waiting for the reads; an
@@ -26,9 +26,10 @@ var fromWatchCache = metav1.GetOptions{ResourceVersion: "0"}
 // (fromWatchCache), not from etcd: an answer is as old as that cache,
 // which trails etcd by the time a watch event takes to arrive. Apply
 // therefore creates an object read as absent without force: one someone
-// else has created since, with other values, comes back as a conflict and
-// is read and judged again (refused when it is not the caller's); only an
-// identical one created in between would be shared.
+// else has created since, setting a field the caller sets to another
+// value, comes back as a conflict and is read and judged again (refused
+// when it is not the caller's); only one created in between that sets
+// none of those fields, or the same values, would be shared.
 func (m *Manager) Prefetch(ctx context.Context, objs []*unstructured.Unstructured,
 	known func(*unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool)) func(*unstructured.Unstructured) (*metav1.PartialObjectMetadata, bool) {
 	type read struct {
