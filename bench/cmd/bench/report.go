@@ -99,9 +99,13 @@ func (r results) markdown(w io.Writer) {
 			cpu, rss = fmt.Sprintf("%.1f s", c.CPU.Seconds()), mib(c.PeakRSS)
 			apf = fmt.Sprintf("%d, %s, %d, %d", c.APF.Dispatched, c.APF.MeanWait.Round(time.Microsecond), c.APF.Over20ms, c.APF.Rejected)
 		}
-		fmt.Fprintf(w, "| %d | %d | %s | %.2f s | %.2f | %s | %.0f %% | %.1f s, %.1f s, %.1f s | %s | %s | %s |\n", c.N, c.Round, "`"+c.Variant+"`",
-			c.Time.Seconds(), float64(c.Time.Microseconds())/1000/float64(c.N), ratio, 100*c.MachineBusy,
-			c.Parts.APIServer.Seconds(), c.Parts.Etcd.Seconds(), c.Parts.Driver.Seconds(), cpu, rss, apf)
+		busy, parts := "", "" // not measured before these columns (an older results.json)
+		if c.MachineBusy > 0 {
+			busy = fmt.Sprintf("%.0f %%", 100*c.MachineBusy)
+			parts = fmt.Sprintf("%.1f s, %.1f s, %.1f s", c.Parts.APIServer.Seconds(), c.Parts.Etcd.Seconds(), c.Parts.Driver.Seconds())
+		}
+		fmt.Fprintf(w, "| %d | %d | %s | %.2f s | %.2f | %s | %s | %s | %s | %s | %s |\n", c.N, c.Round, "`"+c.Variant+"`",
+			c.Time.Seconds(), float64(c.Time.Microseconds())/1000/float64(c.N), ratio, busy, parts, cpu, rss, apf)
 	}
 	stepsTable(w, r.Cold)
 	steadyTables(w, r.Steady)
