@@ -19,27 +19,49 @@ type usage struct {
 	PeakRSS int64         // VmHWM, bytes
 }
 
+// procStat is what /proc/<pid>/stat says of a process: its command
+// name, its parent and its CPU time (utime + stime).
+type procStat struct {
+	comm string
+	ppid int
+	cpu  time.Duration
+}
+
+func readStat(pid int) (procStat, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procStat{}, err
+	}
+	// The command name (field 2, in parentheses) may hold spaces; fields
+	// count from the closing parenthesis: state is field 3, ppid 4, utime
+	// 14, stime 15.
+	s := string(data)
+	open, shut := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || shut < open {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(s[shut+1:])
+	if len(f) < 13 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	ppid, err0 := strconv.Atoi(f[1])
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err0 != nil || err1 != nil || err2 != nil {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: ppid %q utime %q stime %q", pid, f[1], f[11], f[12])
+	}
+	return procStat{comm: s[open+1 : shut], ppid: ppid, cpu: time.Duration(utime+stime) * time.Second / clockTicks}, nil
+}
+
 // readUsage reads /proc/<pid>/stat (utime, stime) and /proc/<pid>/status
 // (VmRSS, VmHWM).
 func readUsage(pid int) (usage, error) {
 	var u usage
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := readStat(pid)
 	if err != nil {
 		return u, err
 	}
-	// The command name (field 2) may hold spaces; fields count from the
-	// closing parenthesis: state is field 3, utime 14, stime 15.
-	rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
-	f := strings.Fields(rest)
-	if len(f) < 13 {
-		return u, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return u, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
-	}
-	u.CPU = time.Duration(utime+stime) * time.Second / clockTicks
+	u.CPU = st.cpu
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return u, err
@@ -81,8 +103,9 @@ type partsCPU struct {
 // kube-apiserver and etcd.
 func readParts() partsCPU {
 	var p partsCPU
-	if u, err := readUsage(os.Getpid()); err == nil {
-		p.Driver = u.CPU
+	self := os.Getpid()
+	if st, err := readStat(self); err == nil {
+		p.Driver = st.cpu
 	}
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {
@@ -90,28 +113,15 @@ func readParts() partsCPU {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
+		st, err := readStat(pid)
+		if err != nil || st.ppid != self {
 			continue
 		}
-		s := string(stat)
-		open, shut := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || shut < open {
-			continue
-		}
-		f := strings.Fields(s[shut+1:])
-		if len(f) < 2 || f[1] != strconv.Itoa(os.Getpid()) {
-			continue
-		}
-		u, err := readUsage(pid)
-		if err != nil {
-			continue
-		}
-		switch s[open+1 : shut] {
+		switch st.comm {
 		case "kube-apiserver":
-			p.APIServer += u.CPU
+			p.APIServer += st.cpu
 		case "etcd":
-			p.Etcd += u.CPU
+			p.Etcd += st.cpu
 		}
 	}
 	return p
