@@ -151,16 +151,17 @@ func (c *children) startKind(ctx context.Context, k childKind) error {
 	infs := make(map[informerKey]cache.SharedIndexInformer, len(c.namespaces))
 	others := make(map[informerKey]cache.SharedIndexInformer, len(c.namespaces))
 	for _, ns := range c.namespaces {
+		key := informerKey{k.gvr, ns}
 		inf, err := c.start(kctx, k, ns)
 		if err == nil {
-			others[informerKey{k.gvr, ns}] = c.newOthersInformer(k, ns)
-			err = workload.RunInformer(kctx, others[informerKey{k.gvr, ns}])
+			others[key] = c.newOthersInformer(k, ns)
+			err = workload.RunInformer(kctx, others[key])
 		}
 		if err != nil {
 			cancel()
 			return err
 		}
-		infs[informerKey{k.gvr, ns}] = inf
+		infs[key] = inf
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -212,13 +213,20 @@ func (c *children) served(gvr schema.GroupVersionResource) (bool, error) {
 }
 
 func (c *children) newInformer(k childKind, ns string) cache.SharedIndexInformer {
-	selector := render.LabelManagedBy + "=" + render.ManagedByValue
-	inf := metadatainformer.NewFilteredMetadataInformer(c.meta, k.gvr, ns, 10*time.Hour,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, workload.ComponentIndex: byComponent},
-		func(o *metav1.ListOptions) { o.LabelSelector = selector })
-	_ = inf.Informer().SetTransform(trimChild)
-	c.handle(k, inf.Informer())
-	return inf.Informer()
+	inf := c.metadataInformer(k, ns, render.LabelManagedBy+"="+render.ManagedByValue,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, workload.ComponentIndex: byComponent}, trimChild)
+	c.handle(k, inf)
+	return inf
+}
+
+// metadataInformer is a metadata-only informer of kind k in scope ns,
+// for the objects selector matches, kept as trim makes them.
+func (c *children) metadataInformer(k childKind, ns, selector string, idx cache.Indexers,
+	trim cache.TransformFunc) cache.SharedIndexInformer {
+	inf := metadatainformer.NewFilteredMetadataInformer(c.meta, k.gvr, ns, 10*time.Hour, idx,
+		func(o *metav1.ListOptions) { o.LabelSelector = selector }).Informer()
+	_ = inf.SetTransform(trim)
+	return inf
 }
 
 // handle tells the loop of the changes to children of kind k in inf that

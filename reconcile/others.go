@@ -1,10 +1,7 @@
 package reconcile
 
 import (
-	"time"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/tinyctl/tinyctl/render"
@@ -20,9 +17,8 @@ import (
 // received: get answers that without a read, and apply creates it
 // without force, so that one someone else has created since, setting a
 // field tinyctl sets to another value, comes back as a conflict and is
-// read and judged. An object in
-// the others' cache is left to apply to read, and refused unless it is
-// this component's.
+// read and judged. An object in the others' cache is left to apply to
+// read, and refused unless it is this component's.
 
 // other is what the others' cache keeps of an object: where it is.
 type other struct{ namespace, name, resourceVersion string }
@@ -45,11 +41,7 @@ func trimOther(obj any) (any, error) {
 // not carry tinyctl's label. It wakes nothing: the loop reads it only to
 // know that a name is taken.
 func (c *children) newOthersInformer(k childKind, ns string) cache.SharedIndexInformer {
-	selector := render.LabelManagedBy + "!=" + render.ManagedByValue
-	inf := metadatainformer.NewFilteredMetadataInformer(c.meta, k.gvr, ns, 10*time.Hour, cache.Indexers{},
-		func(o *metav1.ListOptions) { o.LabelSelector = selector })
-	_ = inf.Informer().SetTransform(trimOther)
-	return inf.Informer()
+	return c.metadataInformer(k, ns, render.LabelManagedBy+"!="+render.ManagedByValue, cache.Indexers{}, trimOther)
 }
 
 // untaken reports whether the others' cache of key's kind and scope runs
