@@ -124,17 +124,21 @@ func (c *Controller) bucketName() string {
 // cluster (LogCluster) already, as serve's does.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.queue.ShutDown()
+	t0 := c.clock.Now()
 	if err := c.loadStatuses(ctx); err != nil {
 		return startErr(ctx, err)
 	}
+	t1 := c.clock.Now()
 	// The workload watcher first: the children cache shares its
 	// Deployment informer.
 	if err := c.startWorkloads(ctx); err != nil {
 		return startErr(ctx, err)
 	}
+	t2 := c.clock.Now()
 	if err := c.children.startAvailable(ctx); err != nil {
 		return startErr(ctx, err)
 	}
+	t3 := c.clock.Now()
 	c.catchUp(ctx)
 	created, err := c.deps.Specs.Incarnation(ctx)
 	if err != nil {
@@ -145,6 +149,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	if err != nil {
 		return startErr(ctx, err)
 	}
+	zerolog.Ctx(ctx).Info().Dur("statuses_ms", t1.Sub(t0)).Dur("workloads_ms", t2.Sub(t1)).Dur("children_ms", t3.Sub(t2)).
+		Dur("watch_ms", c.clock.Since(t3)).Msg("reconcile loop started")
 
 	// In-flight reconciles outlive ctx by up to ShutdownGrace.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))

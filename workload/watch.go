@@ -140,7 +140,10 @@ func RunInformer(ctx context.Context, inf cache.SharedIndexInformer) error {
 	})
 	go inf.Run(ctx.Done())
 	synced := make(chan bool, 1)
-	go func() { synced <- cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) }()
+	// Waits on the informer's channel, not WaitForCacheSync's 100 ms
+	// polls: each informer started one after another at start-up would
+	// cost up to a tenth of a second of doing nothing.
+	go func() { synced <- cache.WaitFor(ctx, "", inf.HasSyncedChecker()) }()
 	select {
 	case ok := <-synced:
 		if ok {

@@ -266,6 +266,9 @@ func (f *serveFlags) run(cmd *cobra.Command, o *options) error {
 // newLogger builds the process logger: JSON, or human console output on a
 // terminal (auto).
 func newLogger(w io.Writer, level, format string) (zerolog.Logger, error) {
+	// JSON lines carry milliseconds: at hundreds of reconciles a second,
+	// seconds cannot order them.
+	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00"
 	lvl, err := zerolog.ParseLevel(level)
 	if err != nil || level == "" {
 		return zerolog.Logger{}, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
