@@ -41,6 +41,9 @@ type Options struct {
 	// its serving certificate names the address. Config and Kubeconfig
 	// still use 127.0.0.1.
 	AdvertiseAddress string
+	// Profiling serves the API server's /debug/pprof (to system:masters),
+	// for benchmarks that look at where its CPU goes.
+	Profiling bool
 }
 
 // ControlPlane is a running etcd plus kube-apiserver on loopback.
@@ -218,7 +221,7 @@ func (cp *ControlPlane) apiServerArgs(etcdURL string) []string {
 		"--proxy-client-cert-file=" + cp.sec.proxyClientCert,
 		"--proxy-client-key-file=" + cp.sec.proxyClientKey,
 		"--allow-privileged=true",
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(cp.opts.Profiling),
 		"--v=1",
 	}
 	if cp.opts.EtcdOf != nil {

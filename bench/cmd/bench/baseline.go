@@ -65,7 +65,7 @@ func (b *bench) baselines(limits []string) []baselineVariant {
 func (b *bench) runBaseline(ctx context.Context, n, round int, v baselineVariant,
 	then func(*env, *proc, *crTracker) error) (coldResult, error) {
 	r := coldResult{N: n, Round: round, Variant: v.name}
-	e, err := newEnv(ctx, b.log)
+	e, err := b.newEnv(ctx)
 	if err != nil {
 		return r, err
 	}
@@ -82,6 +82,7 @@ func (b *bench) runBaseline(ctx context.Context, n, round int, v baselineVariant
 		want[api.KeyOf(component(i))] = 1
 	}
 	b.logf("%s: %d Components created; starting the operator", r.Variant, n)
+	defer b.partsProfiles(e, fmt.Sprintf("%d-%s-r%d.pb.gz", n, slug(v.name), round))()
 	r.machine0 = readMachine()
 	p, err := b.startBaseline(e, fmt.Sprintf("%s-%d-r%d", slug(v.name), n, round), v.args)
 	if err != nil {

@@ -37,13 +37,14 @@ type coldResult struct {
 // runFloor measures the floor for n components on a fresh env. When then
 // is not nil it runs on that env, checked, before it is torn down.
 func (b *bench) runFloor(ctx context.Context, n, round int, then func(*env) error) (coldResult, error) {
-	e, err := newEnv(ctx, b.log)
+	e, err := b.newEnv(ctx)
 	if err != nil {
 		return coldResult{}, err
 	}
 	defer e.close(ctx)
 	b.logf("floor: %d components, %d writers", n, b.workers)
 	steps := newStepClock()
+	defer b.partsProfiles(e, fmt.Sprintf("%d-floor-r%d.pb.gz", n, round))()
 	machine0 := readMachine()
 	d, err := e.floor(ctx, n, b.workers, steps)
 	if err != nil {
@@ -68,7 +69,7 @@ func (b *bench) runFloor(ctx context.Context, n, round int, then func(*env) erro
 func (b *bench) runCold(ctx context.Context, n, round int, extra []string,
 	then func(*env, *proc, *tracker) error, profile bool) (coldResult, error) {
 	r := coldResult{N: n, Round: round, Variant: variantName(extra)}
-	e, err := newEnv(ctx, b.log)
+	e, err := b.newEnv(ctx)
 	if err != nil {
 		return r, err
 	}
@@ -84,6 +85,7 @@ func (b *bench) runCold(ctx context.Context, n, round int, extra []string,
 		return r, err
 	}
 	b.logf("%s: %d components published; starting serve", r.Variant, n)
+	defer b.partsProfiles(e, fmt.Sprintf("%d-%s-r%d.pb.gz", n, slug(r.Variant), round))()
 	r.machine0 = readMachine()
 	p, err := b.startServe(e, filepath.Join(b.out, fmt.Sprintf("serve-%d-%s-r%d.log", n, slug(r.Variant), round)), extra...)
 	if err != nil {

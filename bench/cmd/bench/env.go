@@ -44,14 +44,14 @@ type env struct {
 
 // newEnv starts the control plane and the broker, opens the buckets serve
 // uses and creates the components' namespace. Close it.
-func newEnv(ctx context.Context, log io.Writer) (_ *env, err error) {
+func newEnv(ctx context.Context, log io.Writer, profiling bool) (_ *env, err error) {
 	e := &env{}
 	defer func() {
 		if err != nil {
 			e.close(context.Background())
 		}
 	}()
-	if e.cp, err = localkube.Start(ctx, localkube.Options{Log: log, AuditLog: true}); err != nil {
+	if e.cp, err = localkube.Start(ctx, localkube.Options{Log: log, AuditLog: true, Profiling: profiling}); err != nil {
 		return nil, err
 	}
 	if e.natsDir, err = os.MkdirTemp("", "tinyctl-bench-nats-"); err != nil {

@@ -44,6 +44,9 @@ type bench struct {
 	profile    bool
 	profileN   int
 	profileFor time.Duration
+	// profileParts: CPU profiles of the API server (over profileFor) and
+	// of the driver from the start of every cold run.
+	profileParts bool
 	// churnRates (puts per second, ascending) and churnFor: the sustained
 	// churn's steps and how long each lasts.
 	churnRates []int
@@ -136,6 +139,7 @@ func newFlags(b *bench) (*flag.FlagSet, *flags) {
 	fs.DurationVar(&b.resyncWithin, "resync-within", 0, "longest wait for a controller's periodic resync in the steady state (default: -resync plus 2 minutes)")
 	fs.BoolVar(&b.profile, "profile", false, "save serve's CPU profile (from start) and heap profile (at convergence) at the largest -n into -out")
 	fs.DurationVar(&b.profileFor, "profile-for", 30*time.Second, "length of the CPU profile")
+	fs.BoolVar(&b.profileParts, "profile-parts", false, "save CPU profiles of the API server (over -profile-for) and of the driver with its embedded nats-server (the whole run) from the start of every cold run (floor, serve, baselines) into -out")
 	fs.StringVar(&f.churnAt, "churn", "0", `counts (of -n, comma-separated) at which to measure the sustained churn: changed specs put to random keys at each -churn-rates for -churn-for, serve and B1 (when measured at that count), beside the floor's maximum update rate ("0": none)`)
 	fs.StringVar(&f.churnRates, "churn-rates", "50,100,200,500", "the churn's rates, puts per second, comma-separated")
 	fs.DurationVar(&b.churnFor, "churn-for", 2*time.Minute, "how long the churn puts at each rate")
