@@ -395,13 +395,36 @@ func statusReady(t *testing.T, u *user, rev uint64) {
 // delivered at least delivered jobs with none pending or unacknowledged.
 func drained(t *testing.T, o *observer, delivered uint64) {
 	t.Helper()
-	drainedOf(t, o, workerStream, workerConsumer, delivered, 90*time.Second)
+	drainedOf(t, o, workerStream, workerConsumer, delivered, nil, 90*time.Second)
+}
+
+// handBacks counts a consumer's advisories of jobs handed back (nak) and
+// of jobs that used up maxDeliver: what a drain that leaves jobs in the
+// stream would show.
+type handBacks struct{ naked, maxed *atomic.Int64 }
+
+// countHandBacks starts counting consumer's advisories in stream from now on.
+func countHandBacks(t *testing.T, o *observer, stream, consumer string) *handBacks {
+	t.Helper()
+	return &handBacks{
+		naked: countAdvisories(t, o.nc, "$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED."+stream+"."+consumer),
+		maxed: countAdvisories(t, o.nc, "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES."+stream+"."+consumer),
+	}
+}
+
+func (h *handBacks) String() string {
+	if h == nil {
+		return ""
+	}
+	return fmt.Sprintf("; advisories since the first job: %d naks, %d jobs that used up maxDeliver", h.naked.Load(), h.maxed.Load())
 }
 
 // drainedOf waits until stream is empty and consumer has delivered at
 // least delivered jobs with none pending or unacknowledged, and returns
-// when it first saw that.
-func drainedOf(t *testing.T, o *observer, stream, consumer string, delivered uint64, within time.Duration) time.Time {
+// when it first saw that. Its error names the hand-backs counted (h may
+// be nil): jobs left in the stream with none pending or unacknowledged
+// either used up their deliveries or were kept by the server.
+func drainedOf(t *testing.T, o *observer, stream, consumer string, delivered uint64, h *handBacks, within time.Duration) time.Time {
 	t.Helper()
 	ctx := context.Background()
 	testenv.EventuallyEvery(t, within, 250*time.Millisecond, func() error {
@@ -415,8 +438,8 @@ func drainedOf(t *testing.T, o *observer, stream, consumer string, delivered uin
 		}
 		si, ci := s.CachedInfo(), c.CachedInfo()
 		if si.State.Msgs != 0 || ci.NumPending != 0 || ci.NumAckPending != 0 || ci.Delivered.Consumer < delivered {
-			return fmt.Errorf("stream %s holds %d jobs; consumer: %d pending, %d unacknowledged, %d delivered (want 0, 0, 0, ≥ %d)",
-				stream, si.State.Msgs, ci.NumPending, ci.NumAckPending, ci.Delivered.Consumer, delivered)
+			return fmt.Errorf("stream %s holds %d jobs (sequences %d–%d, ack floor %d); consumer: %d pending, %d unacknowledged, %d delivered (want 0, 0, 0, ≥ %d)%s",
+				stream, si.State.Msgs, si.State.FirstSeq, si.State.LastSeq, ci.AckFloor.Stream, ci.NumPending, ci.NumAckPending, ci.Delivered.Consumer, delivered, h)
 		}
 		return nil
 	})

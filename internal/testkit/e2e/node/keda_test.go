@@ -82,6 +82,7 @@ func TestKEDAScalesAComponentFromZeroAndBack(t *testing.T) {
 	u.ok(time.Minute, "identity", "producer", "default", "default.scaler.*", "--name", "e2e-scale", "-o", "scale.creds")
 	producer := connect(t, url, []byte(u.read("scale.creds")), "_INBOX_producer_default_e2e-scale")
 	obs := observeJobs(t, url, "default")
+	handed := countHandBacks(t, obs, scalerStream, scalerConsumer)
 	first := time.Now()
 	const jobs = 200
 	for i := range jobs {
@@ -94,12 +95,12 @@ func TestKEDAScalesAComponentFromZeroAndBack(t *testing.T) {
 	scaledOut := time.Since(first)
 
 	// Every job done: zero pods again after the cooldown.
-	lastAck := drainedOf(t, obs, scalerStream, scalerConsumer, jobs, 3*time.Minute)
+	lastAck := drainedOf(t, obs, scalerStream, scalerConsumer, jobs, handed, 3*time.Minute)
 	replicasBecome(t, 0, 3*time.Minute)
 	podsReady(t, "default", "app.kubernetes.io/name="+scalerName, 0, 2*time.Minute)
 	toZero := time.Since(lastAck)
-	t.Logf("KEDA: first job → first ready pod %.1f s; → %d replicas asked for %.1f s; last ack → zero pods %.1f s (cooldownPeriod 10 s, pollingInterval 1 s)",
-		firstPod.Seconds(), most, scaledOut.Seconds(), toZero.Seconds())
+	t.Logf("KEDA: first job → first ready pod %.1f s; → %d replicas asked for %.1f s; last ack → zero pods %.1f s (cooldownPeriod 10 s, pollingInterval 1 s)%s",
+		firstPod.Seconds(), most, scaledOut.Seconds(), toZero.Seconds(), handed)
 }
 
 // externalMetricsAvailable waits until the API server reports KEDA's
