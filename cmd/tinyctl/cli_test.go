@@ -65,7 +65,14 @@ func (u *user) run(args ...string) result { return u.runIn("", nil, args...) }
 // runIn runs tinyctl with stdin and extra environment variables.
 func (u *user) runIn(stdin string, extraEnv []string, args ...string) result {
 	u.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return u.runWithin(time.Minute, stdin, extraEnv, args...)
+}
+
+// runWithin is runIn for a command given more than a minute (it is
+// killed after within: exit -1).
+func (u *user) runWithin(within time.Duration, stdin string, extraEnv []string, args ...string) result {
+	u.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = append([]string{"HOME=" + u.home, "PATH=" + os.Getenv("PATH")}, append(u.env, extraEnv...)...)
