@@ -174,6 +174,8 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 	// The namespace's own accounts exist now: watch its streams' account.
 	obs := observeJobs(t, url, workerNS)
 	apiWrites := watchJetStreamWrites(t, obs.nc)
+	handed := countHandBacks(t, obs, workerStream, workerConsumer)
+	logsIfFailed(t, workerNS, "app.kubernetes.io/name="+workerName)
 
 	// 4. A producer may publish jobs to the worker's subjects, nothing else.
 	u.ok(time.Minute, "identity", "producer", workerNS, "default.thumbnail.*", "--name", "e2e", "-o", "producer.creds")
@@ -191,7 +193,7 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 
 	// 5. The worker pods processed every job: the work queue is empty,
 	// nothing waits for an ack, and the one bad job was given up.
-	drained(t, obs, jobs+1)
+	drainedOf(t, obs, workerStream, workerConsumer, jobs+1, handed, 90*time.Second)
 	testenv.Eventually(t, 30*time.Second, func() error {
 		if n := terminated.Load(); n != 1 {
 			return fmt.Errorf("%d jobs terminated, want the 1 bad one", n)
@@ -396,6 +398,29 @@ func statusReady(t *testing.T, u *user, rev uint64) {
 func drained(t *testing.T, o *observer, delivered uint64) {
 	t.Helper()
 	drainedOf(t, o, workerStream, workerConsumer, delivered, nil, 90*time.Second)
+}
+
+// logsIfFailed logs the last lines of the pods selector picks in ns when
+// the test has failed by its end: what the workers said about the jobs a
+// failed drain check left behind.
+func logsIfFailed(t *testing.T, ns, selector string) {
+	t.Helper()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		ctx := context.Background()
+		pods, err := clientset(t).CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			t.Logf("list pods %s in %s: %v", selector, ns, err)
+			return
+		}
+		tail := int64(60)
+		for _, p := range pods.Items {
+			b, err := clientset(t).CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{TailLines: &tail}).DoRaw(ctx)
+			t.Logf("pod %s/%s, last %d log lines (err %v):\n%s", ns, p.Name, tail, err, b)
+		}
+	})
 }
 
 // handBacks counts a consumer's advisories of jobs handed back (nak) and
