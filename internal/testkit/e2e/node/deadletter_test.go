@@ -37,7 +37,7 @@ func deadLetterRoundTrip(t *testing.T, u *user, producer, obs *observer) {
 	testenv.Must(t, err)
 
 	first := deadJob(t, u, 0, data)
-	drained(t, obs, 1)
+	drained(t, obs, nil, 1)
 
 	r := u.ok(time.Minute, "jobs", "replay", workerName, "-n", workerNS, "--all")
 	t.Logf("jobs replay --all: %s", r.stdout)

@@ -193,7 +193,7 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 
 	// 5. The worker pods processed every job: the work queue is empty,
 	// nothing waits for an ack, and the one bad job was given up.
-	drainedOf(t, obs, workerStream, workerConsumer, jobs+1, handed, 90*time.Second)
+	drained(t, obs, handed, jobs+1)
 	testenv.Eventually(t, 30*time.Second, func() error {
 		if n := terminated.Load(); n != 1 {
 			return fmt.Errorf("%d jobs terminated, want the 1 bad one", n)
@@ -226,7 +226,7 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 		_, err := producer.js.Publish(ctx, "default.thumbnail.small", []byte(fmt.Sprintf(`{"image":"s3://bucket/u%d.png","sizes":[64]}`, i)))
 		testenv.Must(t, err)
 	}
-	drained(t, obs, jobs+11)
+	drained(t, obs, handed, jobs+11)
 
 	// 7. The leading controller is killed: another (the standby, or the
 	// pod that replaces the killed one) takes over and rewrites nothing, in
@@ -394,10 +394,11 @@ func statusReady(t *testing.T, u *user, rev uint64) {
 }
 
 // drained waits until the worker's stream is empty and its consumer has
-// delivered at least delivered jobs with none pending or unacknowledged.
-func drained(t *testing.T, o *observer, delivered uint64) {
+// delivered at least delivered jobs with none pending or unacknowledged
+// (h, which may be nil, as in drainedOf).
+func drained(t *testing.T, o *observer, h *handBacks, delivered uint64) {
 	t.Helper()
-	drainedOf(t, o, workerStream, workerConsumer, delivered, nil, 90*time.Second)
+	drainedOf(t, o, workerStream, workerConsumer, delivered, h, 90*time.Second)
 }
 
 // logsIfFailed logs the last lines of the pods selector picks in ns when
