@@ -150,7 +150,7 @@ func TestApplyOfTenThousandComponentsInOneFile(t *testing.T) {
 
 	u.file("many.yaml", strings.Join(docs, "---\n"))
 	start = time.Now()
-	// 3.4 s on an idle machine; with the race detector beside the other
+	// 3.4 s alone (6.1 s with the race detector); beside the other
 	// packages' tests a CI run once needed more than the minute u.run
 	// gives (7,000 published when it was killed).
 	r = u.runWithin(5*time.Minute, "", nil, "apply", "-f", f)
