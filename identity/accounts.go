@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/nats-io/jwt/v2"
@@ -310,15 +311,29 @@ func controlClaims(c Control, namespaces []Namespace) *jwt.AccountClaims {
 }
 
 // SameAccount reports whether two account claims say the same thing (they
-// may differ in when they were issued): pushing b over a would change
-// nothing.
+// may differ in when they were issued, and one may be freshly built while
+// the other was signed): pushing b over a would change nothing.
 func SameAccount(a, b *jwt.AccountClaims) bool {
 	if a == nil || b == nil || a.Subject != b.Subject || a.Name != b.Name {
 		return false
 	}
-	x, errA := json.Marshal(a.Account)
-	y, errB := json.Marshal(b.Account)
+	x, errA := json.Marshal(signedForm(a.Account))
+	y, errB := json.Marshal(signedForm(b.Account))
 	return errA == nil && errB == nil && bytes.Equal(x, y)
+}
+
+// signedForm is acc as signing leaves it, without the fields signing sets:
+// imports and exports sorted, no claim type or version. (Signing sorts
+// them in place, so claims built again never equalled the stored ones, and
+// every check pushed every account again: see
+// TestAccountChecksPushNothingWhenNothingChanged.)
+func signedForm(acc jwt.Account) jwt.Account {
+	acc.Imports = slices.Clone(acc.Imports)
+	sort.Sort(acc.Imports)
+	acc.Exports = slices.Clone(acc.Exports)
+	sort.Sort(acc.Exports)
+	acc.Type, acc.Version = "", 0
+	return acc
 }
 
 // Sign encodes claims with the operator signing key, after validating them.

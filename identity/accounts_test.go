@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -179,5 +180,45 @@ func TestNamespaceAccountsCarryJobsAndSurviveARestart(t *testing.T) {
 	testenv.Must(t, err)
 	if got := identity.ImportedNamespaces(stored); len(got) != 1 || got[0] != "media" {
 		t.Errorf("after a restart the control account imports %v, want [media]", got)
+	}
+}
+
+// TestSameAccountComparesWhatIsStored: claims built again equal the ones
+// the broker stores (signing sorts imports and exports and sets a type and
+// version), and claims that say something else do not.
+func TestSameAccountComparesWhatIsStored(t *testing.T) {
+	keys, err := identity.NewKeys()
+	testenv.Must(t, err)
+	i := keys.Issuer(identity.DefaultBuckets())
+	n := i.Namespace("media")
+	quota := identity.JetStreamQuota{FileBytes: 1 << 30}
+	build := []func() *jwt.AccountClaims{
+		func() *jwt.AccountClaims { return i.JobsClaims(n, []string{"media.>"}, quota) },
+		func() *jwt.AccountClaims { return i.TenantClaims(n, []string{"media.>"}) },
+		func() *jwt.AccountClaims { return i.PublisherClaims(n) },
+		func() *jwt.AccountClaims { return i.ControlClaims([]string{"media", "billing"}) },
+	}
+	for _, claims := range build {
+		token, err := i.Sign(claims())
+		testenv.Must(t, err)
+		stored, err := jwt.DecodeAccountClaims(token)
+		testenv.Must(t, err)
+		if fresh := claims(); !identity.SameAccount(stored, fresh) {
+			t.Errorf("%s built again differs from the signed one: every check would push it", fresh.Name)
+		}
+	}
+	token, err := i.Sign(i.JobsClaims(n, []string{"media.>"}, quota))
+	testenv.Must(t, err)
+	stored, err := jwt.DecodeAccountClaims(token)
+	testenv.Must(t, err)
+	changed := map[string]*jwt.AccountClaims{
+		"another quota":   i.JobsClaims(n, []string{"media.>"}, identity.JetStreamQuota{FileBytes: 2 << 30}),
+		"another subject": i.JobsClaims(n, []string{"media.>", "shared.media.>"}, quota),
+		"another account": i.JobsClaims(i.Namespace("billing"), []string{"media.>"}, quota),
+	}
+	for what, c := range changed {
+		if identity.SameAccount(stored, c) {
+			t.Errorf("claims with %s compare the same as the stored ones: the change would never be pushed", what)
+		}
 	}
 }
