@@ -52,11 +52,17 @@ func broker(tb testing.TB, maxPayload string) (*tenants.Manager, *nats.Conn, ide
 	nc, err := nats.Connect(s.ClientURL(), nats.UserCredentials(path))
 	testenv.Must(tb, err)
 	tb.Cleanup(nc.Close)
-	m := tenants.New(keys.Issuer(identity.DefaultBuckets()), nc, tenants.Options{
+	return manager(keys, nc), nc, keys
+}
+
+// manager is the Manager the tests' controller runs: a 1 MiB quota, each
+// namespace's subjects under its name. Another one on the same keys is a
+// restarted controller.
+func manager(keys identity.Keys, claims *nats.Conn) *tenants.Manager {
+	return tenants.New(keys.Issuer(identity.DefaultBuckets()), claims, tenants.Options{
 		Quota:    identity.JetStreamQuota{FileBytes: 1 << 20},
 		Patterns: func(ns string) []string { return []string{ns + ".>"} },
 	})
-	return m, nc, keys
 }
 
 // TestTooManyNamespacesSaysWhy: the control account imports every

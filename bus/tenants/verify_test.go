@@ -11,9 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nkeys"
 
-	"github.com/tinyctl/tinyctl/bus/tenants"
 	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
 )
@@ -46,13 +44,10 @@ func TestAccountChecksPushNothingWhenNothingChanged(t *testing.T) {
 	n, err := m.Ensure(ctx, "media")
 	testenv.Must(t, err)
 	before := storedIDs(t, claims, keys, n)
+	restarted := manager(keys, claims)
+	testenv.Must(t, restarted.Load(ctx, keys.AccountPublicKey()))
 	// A JWT's ID hashes its issue time, in seconds, and the broker ignores
 	// the same JWT pushed again: check for longer than a second.
-	restarted := tenants.New(keys.Issuer(identity.DefaultBuckets()), claims, tenants.Options{
-		Quota:    identity.JetStreamQuota{FileBytes: 1 << 20},
-		Patterns: func(ns string) []string { return []string{ns + ".>"} },
-	})
-	testenv.Must(t, restarted.Load(ctx, keys.AccountPublicKey()))
 	for start, checks := time.Now(), 0; checks < 3 || time.Since(start) < 1200*time.Millisecond; checks++ {
 		testenv.Must(t, m.Verify(ctx))
 		_, err := restarted.Ensure(ctx, "media")
@@ -91,7 +86,7 @@ func TestAccountChecksLoseNoJobs(t *testing.T) {
 	_, err = js.CreateOrUpdateConsumer(ctx, "jobs", jetstream.ConsumerConfig{Durable: "w", AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second})
 	testenv.Must(t, err)
 
-	tenant := signer(t, n.Tenant, n.TenantAccount())
+	tenant := n.TenantSigner()
 	var acked atomic.Int64
 	for i := range 2 {
 		w := userConn(t, url, tenant, fmt.Sprintf("worker-%d", i), identity.Worker(identity.JobsAPIPrefix, "jobs", "w", fmt.Sprintf("_INBOX_media_w%d", i), nil))
@@ -161,15 +156,6 @@ func fetchAndAck(ctx context.Context, t *testing.T, nc *nats.Conn, acked *atomic
 			}
 		}
 	}
-}
-
-func signer(t *testing.T, key nkeys.KeyPair, account string) *identity.Signer {
-	t.Helper()
-	seed, err := key.Seed()
-	testenv.Must(t, err)
-	s, err := identity.NewSigner(seed, account)
-	testenv.Must(t, err)
-	return s
 }
 
 // userConn connects as a user the signer mints with p.
