@@ -19,6 +19,7 @@ import (
 
 	"github.com/tinyctl/tinyctl/api/event"
 	"github.com/tinyctl/tinyctl/apply"
+	"github.com/tinyctl/tinyctl/identity"
 	"github.com/tinyctl/tinyctl/internal/localnode"
 	"github.com/tinyctl/tinyctl/internal/statusview"
 	"github.com/tinyctl/tinyctl/internal/testkit/testenv"
@@ -174,6 +175,7 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 	// The namespace's own accounts exist now: watch its streams' account.
 	obs := observeJobs(t, url, workerNS)
 	apiWrites := watchJetStreamWrites(t, obs.nc)
+	accounts, accountsAt := accountIDs(t, url, workerNS), time.Now()
 	handed := countHandBacks(t, obs, workerStream, workerConsumer)
 	logsIfFailed(t, workerNS, "app.kubernetes.io/name="+workerName)
 
@@ -263,6 +265,16 @@ func TestDefaultInstallRunsJobsOnARealNode(t *testing.T) {
 	if r.code != 0 || r.stdout != "" {
 		t.Errorf("diff of the unchanged component: want exit 0 and no output\n%s", r)
 	}
+	// Neither the new leader's start nor the account checks every 30 s
+	// pushed the namespace's accounts again: the broker would have dropped
+	// the pull deliveries in flight each time.
+	now := accountIDs(t, url, workerNS)
+	for name, id := range accounts {
+		if now[name] != id {
+			t.Errorf("account %s was pushed again in the %.0f s since its first component, with nothing changed", name, time.Since(accountsAt).Seconds())
+		}
+	}
+	t.Logf("the namespace's %d accounts were not pushed again in %.0f s, across a new leader", len(accounts), time.Since(accountsAt).Seconds())
 	// describe reads the queue with the install's publisher credentials,
 	// through the control account's import of the namespace's jobs
 	// account: every job done, nothing waits.
@@ -443,6 +455,30 @@ func (h *handBacks) String() string {
 		return ""
 	}
 	return fmt.Sprintf("; advisories since the first job: %d naks, %d jobs that used up maxDeliver", h.naked.Load(), h.maxed.Load())
+}
+
+// accountIDs returns the ID (jti) of each of namespace ns's account JWTs
+// the broker holds, read with the install's claims credentials: a push,
+// even of the same claims, gives an account a new one.
+func accountIDs(t *testing.T, url, ns string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	creds, err := keyring.ClaimsCreds(ctx, clientset(t), runtimeNS)
+	testenv.Must(t, err)
+	issuer, err := keyring.Issuer(ctx, clientset(t), runtimeNS)
+	testenv.Must(t, err)
+	claims := connect(t, url, creds, "")
+	defer claims.nc.Close()
+	n, out := issuer.Namespace(ns), map[string]string{}
+	for _, acc := range []string{n.JobsAccount(), n.TenantAccount(), n.PublisherAccount()} {
+		c, err := identity.LookupAccount(ctx, claims.nc, acc)
+		testenv.Must(t, err)
+		if c == nil {
+			t.Fatalf("the broker holds no account %s of namespace %s", acc, ns)
+		}
+		out[c.Name] = c.ID
+	}
+	return out
 }
 
 // drainedOf waits until stream is empty and consumer has delivered at
