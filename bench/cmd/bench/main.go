@@ -120,7 +120,7 @@ func newFlags(b *bench) (*flag.FlagSet, *flags) {
 	f := &flags{}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&f.ns, "n", "100,1000", "component counts to converge, comma-separated")
-	fs.IntVar(&f.rounds, "rounds", 1, "times to measure each count (alternating floor and serve)")
+	fs.IntVar(&f.rounds, "rounds", 1, "times to measure each count; even rounds run the floor, serve and the baselines in the reverse order, and the report sums the rounds")
 	fs.StringVar(&f.limited, "compare", "--kube-qps=50,--kube-burst=100", `serve flags of the comparison run, comma-separated ("": none)`)
 	fs.IntVar(&f.compareMax, "compare-max", 1000, "largest count measured with -compare too (at 50 QPS, 10,000 components take a quarter of an hour)")
 	fs.StringVar(&f.steadyAt, "steady", "1000", `counts (of -n, comma-separated) at which to measure the steady state: idle, no-op, one change, burst, latency, resync, restarts ("0": none)`)
@@ -235,7 +235,9 @@ type (
 // serve with its defaults (then the steady-state measurements and the
 // churn, when asked), serve with the comparison flags and the
 // controller-runtime baselines (the last, B1, then its steady state and
-// churn too).
+// churn too). Even rounds run them in the reverse order, so that over
+// pairs of rounds every variant has run in every position: on this shared
+// machine a run's place in the sequence can move its time.
 func (b *bench) measure(ctx context.Context, m measurement, res *results) error {
 	var floorThen func(*env) error
 	if m.churn {
@@ -248,21 +250,29 @@ func (b *bench) measure(ctx context.Context, m measurement, res *results) error 
 			return err
 		}
 	}
-	r, err := b.runFloor(ctx, m.n, m.round, floorThen)
-	if err != nil {
+	cold := func(r coldResult, err error) error {
+		if err == nil {
+			res.Cold = append(res.Cold, r)
+		}
 		return err
 	}
-	res.Cold = append(res.Cold, r)
-	if err := b.measureServe(ctx, m, res); err != nil {
-		return err
+	runs := []func() error{
+		func() error { return cold(b.runFloor(ctx, m.n, m.round, floorThen)) },
+		func() error { return b.measureServe(ctx, m, res) },
 	}
 	if m.compare != nil {
-		if r, err = b.runCold(ctx, m.n, m.round, m.compare, nil, false); err != nil {
+		runs = append(runs, func() error { return cold(b.runCold(ctx, m.n, m.round, m.compare, nil, false)) })
+	}
+	runs = append(runs, b.baselineRuns(ctx, m, res)...)
+	if m.round%2 == 0 {
+		slices.Reverse(runs)
+	}
+	for _, run := range runs {
+		if err := run(); err != nil {
 			return err
 		}
-		res.Cold = append(res.Cold, r)
 	}
-	return b.measureBaselines(ctx, m, res)
+	return nil
 }
 
 // measureServe runs serve with its defaults, then its steady state or
@@ -306,26 +316,28 @@ func (b *bench) measureServe(ctx context.Context, m measurement, res *results) e
 	return err
 }
 
-// measureBaselines runs each baseline variant; the last, B1, then gets its
-// steady state and churn as serve does.
-func (b *bench) measureBaselines(ctx context.Context, m measurement, res *results) error {
+// baselineRuns returns a run of each baseline variant; the last, B1, then
+// gets its steady state and churn as serve does.
+func (b *bench) baselineRuns(ctx context.Context, m measurement, res *results) []func() error {
+	runs := make([]func() error, 0, len(m.baselines))
 	for i, v := range m.baselines {
-		run, then, apart := v, baselineThen(nil), baselineThen(nil)
-		if i == len(m.baselines)-1 {
-			run, then, apart = b.baselineThens(ctx, m, v, res)
-		}
-		r, err := b.runBaseline(ctx, m.n, m.round, run, then)
-		if err != nil {
-			return err
-		}
-		res.Cold = append(res.Cold, r)
-		if apart != nil {
-			if _, err := b.runBaseline(ctx, m.n, m.round, v, apart); err != nil {
+		runs = append(runs, func() error {
+			run, then, apart := v, baselineThen(nil), baselineThen(nil)
+			if i == len(m.baselines)-1 {
+				run, then, apart = b.baselineThens(ctx, m, v, res)
+			}
+			r, err := b.runBaseline(ctx, m.n, m.round, run, then)
+			if err != nil {
 				return err
 			}
-		}
+			res.Cold = append(res.Cold, r)
+			if apart != nil {
+				_, err = b.runBaseline(ctx, m.n, m.round, v, apart)
+			}
+			return err
+		})
 	}
-	return nil
+	return runs
 }
 
 // baselineThens is what B1 (variant v) runs converged: the variant to run

@@ -107,6 +107,7 @@ func (r results) markdown(w io.Writer) {
 		fmt.Fprintf(w, "| %d | %d | %s | %.2f s | %.2f | %s | %s | %s | %s | %s | %s |\n", c.N, c.Round, "`"+c.Variant+"`",
 			c.Time.Seconds(), float64(c.Time.Microseconds())/1000/float64(c.N), ratio, busy, parts, cpu, rss, apf)
 	}
+	sumsTable(w, r.Cold)
 	stepsTable(w, r.Cold)
 	steadyTables(w, r.Steady)
 	churnTables(w, r)
