@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 )
@@ -115,13 +114,7 @@ func (r results) markdown(w io.Writer) {
 
 // steadyTables writes one table per N, a column per system.
 func steadyTables(w io.Writer, all []steadyResult) {
-	var ns []int
-	for _, s := range all {
-		if !slices.Contains(ns, s.N) {
-			ns = append(ns, s.N)
-		}
-	}
-	for _, n := range ns {
+	for _, n := range countsIn(all, func(s steadyResult) int { return s.N }) {
 		var cols []steadyResult
 		for _, s := range all {
 			if s.N == n {

@@ -20,7 +20,7 @@ func sumsTable(w io.Writer, cold []coldResult) {
 		floor   float64 // the floor's seconds in the same rounds
 	}
 	wrote := false
-	for _, n := range nsOf(cold) {
+	for _, n := range countsIn(cold, func(c coldResult) int { return c.N }) {
 		var sums []*sum
 		for _, c := range cold {
 			f, ok := floorOf(cold, c)
@@ -60,12 +60,12 @@ func sumsTable(w io.Writer, cold []coldResult) {
 	}
 }
 
-// nsOf returns the counts of cold, in the order first measured.
-func nsOf(cold []coldResult) []int {
+// countsIn returns the counts (N) of all, in the order first measured.
+func countsIn[T any](all []T, n func(T) int) []int {
 	var ns []int
-	for _, c := range cold {
-		if !slices.Contains(ns, c.N) {
-			ns = append(ns, c.N)
+	for _, r := range all {
+		if !slices.Contains(ns, n(r)) {
+			ns = append(ns, n(r))
 		}
 	}
 	return ns
